@@ -1,0 +1,330 @@
+/*
+ * tern.h — the whole public API of Tern, C99.
+ *
+ * Tern runs GGUF language models on edge devices in fixed memory. Names follow
+ * llama.h where the concept is the same. Every fallible call returns a
+ * tern_status; tern_last_error() gives a detail line naming the file, key or
+ * tensor at fault (per thread).
+ *
+ * Memory: a model's tables (tensor table, metadata, vocabulary) live in one
+ * arena sized from the GGUF header; a context lives in one arena whose exact
+ * size tern_context_mem_size() returns, either the caller's buffer (firmware:
+ * a static array) or obtained once. After tern_context_create() nothing is
+ * allocated: decode and sampling run inside the arena.
+ */
+#ifndef TERN_H
+#define TERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "tern_config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Status                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef enum tern_status {
+    TERN_OK = 0,
+    TERN_ERR_INVALID_ARG = 1,   /* a NULL handle, a bad parameter value          */
+    TERN_ERR_IO = 2,            /* open/read/mmap failed                         */
+    TERN_ERR_FORMAT = 3,        /* malformed GGUF, bad metadata                  */
+    TERN_ERR_UNSUPPORTED = 4,   /* unknown architecture, type not compiled in    */
+    TERN_ERR_NO_MEMORY = 5,     /* an arena (or the one allocation) is too small */
+    TERN_ERR_CANCELLED = 6,     /* the progress callback returned 0              */
+    TERN_ERR_CONTEXT_FULL = 7,  /* no room in the KV cache for the batch         */
+    TERN_ERR_ABORTED = 8,       /* the abort callback stopped a decode           */
+    TERN_ERR_NOT_FOUND = 9,     /* a key, tensor or token that does not exist    */
+    TERN_ERR_SHAPE = 10,        /* a tensor with the wrong shape or type         */
+    TERN_ERR_INTERNAL = 11
+} tern_status;
+
+/* A short fixed description of a status ("malformed file", ...). */
+const char * tern_status_str(tern_status status);
+/* Detail of the last error on this thread ("model.gguf: tensor 'blk.0.attn_q.weight': ..."). */
+const char * tern_last_error(void);
+
+typedef int32_t tern_token;
+typedef int32_t tern_pos;
+typedef int32_t tern_seq_id;
+
+/* Tensor block formats; the values are GGUF's (ggml_type). */
+typedef enum tern_type {
+    TERN_TYPE_F32 = 0,
+    TERN_TYPE_F16 = 1,
+    TERN_TYPE_Q4_0 = 2,
+    TERN_TYPE_Q4_1 = 3,
+    TERN_TYPE_Q5_0 = 6,
+    TERN_TYPE_Q5_1 = 7,
+    TERN_TYPE_Q8_0 = 8,
+    TERN_TYPE_Q8_1 = 9,
+    TERN_TYPE_Q2_K = 10,
+    TERN_TYPE_Q3_K = 11,
+    TERN_TYPE_Q4_K = 12,
+    TERN_TYPE_Q5_K = 13,
+    TERN_TYPE_Q6_K = 14,
+    TERN_TYPE_Q8_K = 15,
+    TERN_TYPE_IQ4_NL = 20,
+    TERN_TYPE_BF16 = 30,
+    TERN_TYPE_COUNT = 39
+} tern_type;
+
+/* "F32", "Q4_K", ...; NULL for a value that is no known type. */
+const char * tern_type_name(tern_type type);
+
+/* ------------------------------------------------------------------------ */
+/* Model                                                                    */
+/* ------------------------------------------------------------------------ */
+
+typedef struct tern_model tern_model;
+
+/* Called with progress in [0, 1] while loading; return 0 to cancel the load
+ * (tern_model_load_* then returns TERN_ERR_CANCELLED and frees everything). */
+typedef int (*tern_progress_callback)(float progress, void * user_data);
+
+typedef struct tern_model_params {
+    int use_mmap;       /* map the file (zero-copy); 0: read() it into one buffer */
+    int prefetch;       /* ask the OS to read the mapping ahead (MAP_POPULATE/WILLNEED) */
+    int use_mlock;      /* lock the weights in RAM */
+    int check_tensors;  /* validate F32/F16/BF16 values and block scales are finite */
+    int vocab_only;     /* metadata and vocabulary only: no weights bound, any architecture */
+    int n_threads;      /* threads for check_tensors (<= 0: 1) */
+    tern_progress_callback progress_callback;
+    void * progress_callback_user_data;
+} tern_model_params;
+
+tern_model_params tern_model_default_params(void);
+
+/* Load a GGUF file. A split model ("name-00001-of-00003.gguf") is loaded whole
+ * when its first part is named. */
+tern_status tern_model_load_file(const char * path, const tern_model_params * params, tern_model ** out_model);
+/* Load from a caller's memory (flash, XIP): weights point into it (zero-copy);
+ * the memory must outlive the model. use_mmap is ignored. */
+tern_status tern_model_load_blob(const void * data, size_t size, const tern_model_params * params, tern_model ** out_model);
+void tern_model_free(tern_model * model);
+
+/* How the weights were obtained: "mmap", "read" or "blob". */
+const char * tern_model_load_path(const tern_model * model);
+/* Wall time of the load in milliseconds. */
+double tern_model_load_ms(const tern_model * model);
+
+/* Hyper-parameters. */
+const char * tern_model_arch(const tern_model * model);   /* general.architecture */
+int32_t tern_model_n_vocab(const tern_model * model);
+int32_t tern_model_n_ctx_train(const tern_model * model);
+int32_t tern_model_n_embd(const tern_model * model);
+int32_t tern_model_n_layer(const tern_model * model);
+int32_t tern_model_n_head(const tern_model * model);
+int32_t tern_model_n_head_kv(const tern_model * model);
+int32_t tern_model_n_ff(const tern_model * model);
+int32_t tern_model_n_embd_head(const tern_model * model);
+float   tern_model_rope_freq_base(const tern_model * model);
+float   tern_model_norm_rms_eps(const tern_model * model);
+/* Total bytes of all tensor data. */
+uint64_t tern_model_size(const tern_model * model);
+/* Bytes of the model's own tables (tensor table, metadata index, vocabulary). */
+size_t tern_model_arena_size(const tern_model * model);
+
+/* Metadata: any key by name or index. Values are rendered as text into buf
+ * (arrays as "[a, b, ...]" cut to fit); returns the full length, or -1 when the
+ * key does not exist (like llama_model_meta_val_str). */
+int32_t tern_model_meta_count(const tern_model * model);
+int32_t tern_model_meta_key_by_index(const tern_model * model, int32_t i, char * buf, size_t buf_size);
+int32_t tern_model_meta_val_str_by_index(const tern_model * model, int32_t i, char * buf, size_t buf_size);
+int32_t tern_model_meta_val_str(const tern_model * model, const char * key, char * buf, size_t buf_size);
+
+/* Tensors. */
+typedef struct tern_tensor_info {
+    const char * name;
+    tern_type type;
+    int32_t n_dims;
+    int64_t ne[4];      /* elements per dimension, ne[0] innermost */
+    uint64_t bytes;
+    uint64_t offset;    /* offset of the data in its file's data section */
+    int32_t split;      /* which file of a split model holds it (0 otherwise) */
+} tern_tensor_info;
+
+int32_t tern_model_n_tensors(const tern_model * model);
+tern_status tern_model_tensor_info(const tern_model * model, int32_t i, tern_tensor_info * out);
+
+/* ------------------------------------------------------------------------ */
+/* Vocabulary                                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef enum tern_vocab_type {
+    TERN_VOCAB_NONE = 0,
+    TERN_VOCAB_SPM = 1,   /* tokenizer.ggml.model "llama" */
+    TERN_VOCAB_BPE = 2,   /* "gpt2" */
+    TERN_VOCAB_WPM = 3    /* "bert" (loaded, not tokenized) */
+} tern_vocab_type;
+
+tern_vocab_type tern_vocab_type_of(const tern_model * model);
+/* tokenizer.ggml.model and tokenizer.ggml.pre as written in the file ("" when absent). */
+const char * tern_vocab_model_name(const tern_model * model);
+const char * tern_vocab_pre_name(const tern_model * model);
+
+tern_token tern_token_bos(const tern_model * model);   /* -1 when the model has none */
+tern_token tern_token_eos(const tern_model * model);
+tern_token tern_token_eot(const tern_model * model);
+int  tern_add_bos(const tern_model * model);
+int  tern_add_eos(const tern_model * model);
+/* End of generation: EOS, EOT or another end-of-generation token. */
+int  tern_token_is_eog(const tern_model * model, tern_token token);
+const char * tern_token_get_text(const tern_model * model, tern_token token);
+
+/* Tokenize text_len bytes of text. Returns the number of tokens written, or
+ * -(number needed) when n_tokens_max is too small, or INT32_MIN on error
+ * (tern_last_error says why). Working memory: one allocation per call, freed
+ * before returning. */
+int32_t tern_tokenize(const tern_model * model, const char * text, int32_t text_len,
+                      tern_token * tokens, int32_t n_tokens_max, int add_special, int parse_special);
+
+/* Bytes of one token's text (byte-fallback tokens give their byte). Returns the
+ * number written, or -(needed) when buf is too small. special: render control
+ * tokens' text too. */
+int32_t tern_token_to_piece(const tern_model * model, tern_token token, char * buf, int32_t buf_size, int special);
+
+/* ------------------------------------------------------------------------ */
+/* Threadpool                                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef struct tern_threadpool tern_threadpool;
+
+typedef struct tern_threadpool_params {
+    int32_t n_threads;      /* including the calling thread (worker 0) */
+    int32_t spin_rounds;    /* barrier spins before a worker sleeps on a condition variable */
+    int     pin_threads;    /* set CPU affinity of worker i to core i */
+} tern_threadpool_params;
+
+tern_threadpool_params tern_threadpool_default_params(int32_t n_threads);
+/* A pool may be shared by several contexts (one decode at a time). */
+tern_status tern_threadpool_create(const tern_threadpool_params * params, tern_threadpool ** out_pool);
+void tern_threadpool_free(tern_threadpool * pool);
+
+/* ------------------------------------------------------------------------ */
+/* Context and decode                                                       */
+/* ------------------------------------------------------------------------ */
+
+typedef struct tern_context tern_context;
+
+/* Return nonzero to abort the decode in progress (checked between graph nodes). */
+typedef int (*tern_abort_callback)(void * user_data);
+
+typedef struct tern_context_params {
+    uint32_t n_ctx;         /* KV cells (0: the model's training context) */
+    uint32_t n_batch;       /* most tokens one graph evaluates (a longer batch is split in ubatches) */
+    uint32_t n_seq_max;     /* sequences the KV cache may hold (<= TERN_MAX_SEQ) */
+    int32_t  n_threads;     /* threads of the context's own pool (ignored with pool) */
+    tern_threadpool * pool; /* a shared pool, or NULL for a pool of the context's own */
+    void *   arena;         /* caller memory for the context, or NULL to obtain it once */
+    size_t   arena_size;    /* bytes at arena (>= tern_context_mem_size()) */
+    int      logits_all;    /* keep logits of every token, whatever batch.logits says */
+    tern_abort_callback abort_callback;
+    void *   abort_callback_data;
+} tern_context_params;
+
+tern_context_params tern_context_default_params(void);
+
+/* Exact bytes tern_context_create() needs for these parameters (KV cache,
+ * worst-case activations, logits, graph tables, scratch). 0 on error. */
+size_t tern_context_mem_size(const tern_model * model, const tern_context_params * params);
+tern_status tern_context_create(const tern_model * model, const tern_context_params * params, tern_context ** out_ctx);
+void tern_context_free(tern_context * ctx);
+
+uint32_t tern_n_ctx(const tern_context * ctx);
+uint32_t tern_n_batch(const tern_context * ctx);
+
+/* A batch of tokens: caller-owned arrays of n_tokens entries. pos, n_seq_id,
+ * seq_id and logits may be NULL: positions then continue sequence 0, every
+ * token is in sequence 0 and only the last token's logits are kept. */
+typedef struct tern_batch {
+    int32_t n_tokens;
+    tern_token * token;
+    tern_pos * pos;
+    int32_t * n_seq_id;
+    tern_seq_id ** seq_id;
+    int8_t * logits;
+} tern_batch;
+
+/* A batch over one array of tokens for sequence 0 (like llama_batch_get_one). */
+tern_batch tern_batch_get_one(tern_token * tokens, int32_t n_tokens);
+
+/* Evaluate a batch. TERN_ERR_CONTEXT_FULL when the KV cache has no room for it:
+ * nothing of the batch is kept and the context stays usable. */
+tern_status tern_decode(tern_context * ctx, tern_batch batch);
+
+/* Logits [n_vocab] of the i-th token of the last batch (negative i counts from
+ * the end); NULL when that token's logits were not requested. */
+float * tern_get_logits_ith(tern_context * ctx, int32_t i);
+
+/* Forget every token of the KV cache (all sequences). */
+void tern_kv_cache_clear(tern_context * ctx);
+/* Remove positions [p0, p1) of a sequence (seq_id < 0: every sequence; p1 < 0: to the end). */
+int tern_kv_cache_seq_rm(tern_context * ctx, tern_seq_id seq_id, tern_pos p0, tern_pos p1);
+/* Largest position held for a sequence, -1 when empty. */
+tern_pos tern_kv_cache_seq_pos_max(const tern_context * ctx, tern_seq_id seq_id);
+
+/* Bytes of a context's arena per category, for tuning memory. */
+typedef struct tern_mem_audit {
+    size_t total;       /* arena size */
+    size_t used;        /* high-water mark */
+    size_t kv_cache;
+    size_t activations; /* planned intermediates */
+    size_t work;        /* per-node scratch (quantized activations, attention rows) */
+    size_t logits;
+    size_t graph;       /* tensor and node tables */
+    size_t other;
+} tern_mem_audit;
+void tern_context_mem_audit(const tern_context * ctx, tern_mem_audit * out);
+
+/* ------------------------------------------------------------------------ */
+/* Sampling                                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct tern_sampler tern_sampler;
+
+typedef struct tern_sampler_params {
+    float    temp;              /* <= 0: greedy (argmax) */
+    int32_t  top_k;             /* <= 0: off */
+    float    top_p;             /* >= 1: off */
+    float    min_p;             /* <= 0: off */
+    float    repeat_penalty;    /* 1: off */
+    float    frequency_penalty; /* 0: off */
+    float    presence_penalty;  /* 0: off */
+    int32_t  penalty_last_n;    /* tokens the penalties look back over */
+    uint32_t seed;
+} tern_sampler_params;
+
+tern_sampler_params tern_sampler_default_params(void);
+/* Bytes a sampler needs for a vocabulary of n_vocab tokens. */
+size_t tern_sampler_mem_size(const tern_model * model, const tern_sampler_params * params);
+/* Create a sampler chain in caller memory (mem, mem_size >= tern_sampler_mem_size()),
+ * or, with mem NULL, in memory obtained once. */
+tern_status tern_sampler_create(const tern_model * model, const tern_sampler_params * params,
+                                void * mem, size_t mem_size, tern_sampler ** out_sampler);
+void tern_sampler_free(tern_sampler * sampler);
+/* Sample a token from the logits of the i-th token of the last batch. */
+tern_token tern_sampler_sample(tern_sampler * sampler, tern_context * ctx, int32_t i);
+/* Record a token for the penalties (tern_sampler_sample accepts its own choice). */
+void tern_sampler_accept(tern_sampler * sampler, tern_token token);
+void tern_sampler_reset(tern_sampler * sampler);
+
+/* ------------------------------------------------------------------------ */
+/* Logging                                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef enum tern_log_level {
+    TERN_LOG_NONE = 0, TERN_LOG_ERROR = 1, TERN_LOG_WARN = 2, TERN_LOG_INFO = 3, TERN_LOG_DEBUG = 4
+} tern_log_level;
+typedef void (*tern_log_callback)(tern_log_level level, const char * text, void * user_data);
+/* Replace the log sink (default: stderr for levels up to TERN_LOG_LEVEL). NULL restores it. */
+void tern_log_set(tern_log_callback callback, void * user_data);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TERN_H */

@@ -1,0 +1,61 @@
+// Platform layer: the only place that talks to the OS. port/posix/ implements
+// it over POSIX; a bare-metal port (port/freestanding/) implements the same
+// functions over its own primitives. Everything returns a tern_status or a
+// plain value, never errno.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include "tern.h"
+
+// ---- memory: the one place memory is obtained (an arena's buffer) --------
+void * port_alloc(size_t bytes);   // NULL on failure
+void   port_free(void * p);
+
+// ---- clock ----------------------------------------------------------------
+int64_t port_time_us(void);        // monotonic microseconds
+
+// ---- files ------------------------------------------------------------------
+struct port_file_map {
+    void *   addr;     // start of the mapping (or NULL)
+    uint64_t size;     // file size
+    int      locked;   // mlock succeeded
+};
+// Size of a regular file; TERN_ERR_IO with a detail naming the path otherwise.
+tern_status port_file_size(const char * path, uint64_t * out_size);
+// Map a whole file read-only. prefetch: MAP_POPULATE / posix_madvise(WILLNEED).
+tern_status port_file_map_open(const char * path, int prefetch, int lock, port_file_map * out);
+void        port_file_map_close(port_file_map * m);
+// Read bytes [offset, offset+size) of a file into dst.
+tern_status port_file_read(const char * path, uint64_t offset, void * dst, uint64_t size);
+// Does a regular file exist at path?
+int port_file_exists(const char * path);
+
+// ---- threads ------------------------------------------------------------------
+struct port_thread;            // opaque, defined per platform
+struct port_mutex;
+struct port_cond;
+typedef void * (*port_thread_fn)(void * arg);
+// Objects live in caller memory of port_*_size() bytes (the arena).
+size_t port_thread_size(void);
+size_t port_mutex_size(void);
+size_t port_cond_size(void);
+tern_status port_thread_start(port_thread * t, port_thread_fn fn, void * arg);
+void port_thread_join(port_thread * t);
+int  port_thread_pin(port_thread * t, int cpu);   // 0 on success
+void port_mutex_init(port_mutex * m);
+void port_mutex_destroy(port_mutex * m);
+void port_mutex_lock(port_mutex * m);
+void port_mutex_unlock(port_mutex * m);
+void port_cond_init(port_cond * c);
+void port_cond_destroy(port_cond * c);
+void port_cond_wait(port_cond * c, port_mutex * m);
+void port_cond_broadcast(port_cond * c);
+int  port_cpu_count(void);
+// Spin-wait hint (pause / yield instruction).
+static inline void port_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("yield");
+#endif
+}
