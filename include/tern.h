@@ -68,11 +68,12 @@ typedef enum tern_type {
     TERN_TYPE_Q6_K = 14,
     TERN_TYPE_Q8_K = 15,
     TERN_TYPE_IQ4_NL = 20,
+    TERN_TYPE_I32 = 26,     /* graph inputs (token ids, positions, slots); not a weight type */
     TERN_TYPE_BF16 = 30,
     TERN_TYPE_COUNT = 39
 } tern_type;
 
-/* "F32", "Q4_K", ...; NULL for a value that is no known type. */
+/* "F32", "Q4_K", ...; NULL for a value that is no known type or is not compiled in (TERN_TYPES). */
 const char * tern_type_name(tern_type type);
 
 /* ------------------------------------------------------------------------ */

@@ -88,11 +88,14 @@ struct gguf_span {
     uint64_t        file_size;
 };
 
-// Called by gguf_measure for every key/value pair.
+// Called by gguf_measure for every key/value pair. Strings are not indexed
+// yet: kv->strs is NULL (kv->arr_n and kv->data are valid).
 typedef void (*gguf_kv_visitor)(void * user, const gguf_kv * kv);
 
 // Validate and size. On success *out_bytes is the arena bytes gguf_parse will
-// take (sum of arena_padded() sizes). When the span is a prefix that ends
+// take (sum of arena_padded() sizes, including the temp scratch it sorts in
+// and gives back). Checks that need that scratch (duplicate keys and tensor
+// names, overlapping tensor data) are done by gguf_parse only. When the span is a prefix that ends
 // inside the header or tensor table, returns TERN_ERR_FORMAT and sets
 // *out_need_bytes to a prefix length worth retrying with (0 otherwise).
 // `what` names the file in error messages.
@@ -116,7 +119,11 @@ bool gguf_get_str(const gguf_file * f, const char * key, gguf_str * out);
 // Array element access (kv->type == GGUF_TYPE_ARRAY).
 const gguf_kv * gguf_get_arr(const gguf_file * f, const char * key, gguf_value_type elem_type);
 float   gguf_arr_f32(const gguf_kv * kv, uint64_t i);
+// Scalar integer value of any integer type; false for other types or a u64 above INT64_MAX.
+bool    gguf_kv_int(const gguf_kv * kv, int64_t * out);
 int32_t gguf_arr_i32(const gguf_kv * kv, uint64_t i);
 // Render a value as text ("[1, 2, ...]" for arrays, cut to fit); returns the full length.
 int32_t gguf_value_to_text(const gguf_kv * kv, char * buf, size_t buf_size);
 const char * gguf_type_name(gguf_value_type t);
+// Bytes of one value of a fixed-size type; 0 for strings and arrays.
+size_t gguf_value_size(gguf_value_type t);

@@ -83,6 +83,7 @@ struct tern_tensor {
     size_t        view_offs;  // byte offset into view_src
     void *        data;       // set for weights/external; set by the planner otherwise
     int32_t       id;         // index in the builder
+    int32_t       node_index; // position in the graph being expanded (valid when nodes[node_index] == this)
     char          name[48];
 };
 
@@ -91,6 +92,7 @@ struct tern_graph_builder {
     tern_tensor * tensors;
     int32_t       n_tensors;
     int32_t       capacity;
+    tern_status   status;     // first error of a constructor (TERN_OK while all succeeded)
 };
 
 // Sizing: bytes for a builder of `capacity` tensors / a graph of `capacity` nodes.
@@ -98,8 +100,10 @@ size_t tern_graph_builder_size(int32_t capacity);
 bool   tern_graph_builder_init(tern_graph_builder * gb, tern_arena * arena, int32_t capacity, tern_mem_category cat);
 void   tern_graph_builder_reset(tern_graph_builder * gb);   // forget all tensors, keep the pool
 
-// Constructors. Each returns NULL only when the pool is full (the builder then
-// records TERN_ERR_NO_MEMORY); shape errors are programming errors (asserted).
+// Constructors. Each returns NULL when the pool is full (the builder then
+// records TERN_ERR_NO_MEMORY in gb->status) or when the shapes/types do not fit
+// the op (TERN_ERR_SHAPE, tern_last_error() names the op and shapes); a NULL
+// source gives NULL, so a chain of constructors needs one check at the end.
 tern_tensor * tg_new(tern_graph_builder * gb, tern_type type, int n_dims, const int64_t * ne);   // input/intermediate
 tern_tensor * tg_external(tern_graph_builder * gb, tern_type type, int n_dims, const int64_t * ne, void * data); // weight/KV
 tern_tensor * tg_view(tern_graph_builder * gb, tern_tensor * src, int n_dims, const int64_t * ne, const size_t * nb, size_t offset);
@@ -117,6 +121,12 @@ tern_tensor * tg_attn(tern_graph_builder * gb, tern_tensor * q, tern_tensor * k,
 tern_tensor * tg_swiglu(tern_graph_builder * gb, tern_tensor * gate, tern_tensor * up);
 tern_tensor * tg_argmax(tern_graph_builder * gb, tern_tensor * x);
 void tg_set_name(tern_tensor * t, const char * fmt, ...);
+
+// Op parameters as the kernels read them.
+float            tg_param_f32(const tern_tensor * t, int i);   // eps (RMS_NORM), scale (SCALE, ATTN)
+tern_rope_params tg_rope_params(const tern_tensor * t);        // ROPE_CACHE, ROPE
+// The tensor that owns t's bytes (t itself unless t is a view or a SET_ROWS result).
+static inline const tern_tensor * tern_tensor_owner(const tern_tensor * t) { return t->view_src ? t->view_src : t; }
 
 bool    tern_tensor_is_contiguous(const tern_tensor * t);
 int64_t tern_tensor_nelements(const tern_tensor * t);

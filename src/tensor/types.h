@@ -31,9 +31,11 @@ struct tern_type_traits {
     size_t             type_size;     // bytes per block
     bool               is_quantized;
     tern_to_float_fn   to_float;      // scalar reference dequantizer
-    tern_from_float_fn from_float;    // reference quantizer
+    tern_from_float_fn from_float;    // reference quantizer (what llama-quantize writes)
     tern_type          vec_dot_type;  // what activations become for mul_mat
     tern_vec_dot_fn    vec_dot;       // scalar reference dot (NULL for pure activation types Q8_1/Q8_K)
+    tern_from_float_fn from_float_act;// activation quantizer for rows of this (dot) type, rounding
+                                      // as ggml's CPU backend does (differs from from_float for Q8_0/Q8_1)
 };
 
 // NULL when `type` is not a known value or not compiled in.

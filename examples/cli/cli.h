@@ -1,0 +1,21 @@
+// The `tern` command: shared helpers of its subcommands.
+#pragma once
+#include <stdint.h>
+#include <string>
+#include "tern.h"
+
+int cmd_info(int argc, char ** argv);
+int cmd_run(int argc, char ** argv);
+int cmd_tokenize(int argc, char ** argv);
+
+// Option parsing: value of argv[i + 1] for a flag, with a clear error when missing.
+bool cli_value(int argc, char ** argv, int & i, const char *& out);
+bool cli_int(int argc, char ** argv, int & i, long & out);
+bool cli_float(int argc, char ** argv, int & i, float & out);
+
+// Load a model with a progress bar on stderr when stderr is a terminal.
+// Prints one clear error line and returns NULL on failure.
+tern_model * cli_load_model(const char * path, tern_model_params params);
+
+// Append text as a JSON string literal: control bytes as \u00XX, invalid UTF-8 as U+FFFD.
+void json_append_string(std::string & out, const std::string & text);

@@ -1,0 +1,78 @@
+// tern tokenize: token ids of a text, on one line.
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <string>
+#include <vector>
+#include "cli.h"
+
+static void tokenize_usage(FILE * f) {
+    fprintf(f,
+        "usage: tern tokenize -m FILE (-p TEXT | -f FILE) [options]\n"
+        "\n"
+        "Prints the token ids of the text on one line, separated by single spaces.\n"
+        "\n"
+        "options:\n"
+        "  -m, --model FILE      GGUF file (only its vocabulary is loaded)\n"
+        "  -p, --prompt TEXT     text to tokenize\n"
+        "  -f, --file FILE       read the text from a file\n"
+        "  --no-bos              do not add the BOS/EOS tokens the model asks for\n"
+        "  --parse-special       turn the text of special tokens (<s>, <|im_end|>) into their ids\n"
+        "  -h, --help            this text\n");
+}
+
+static bool read_file(const char * path, std::string & out) {
+    FILE * f = fopen(path, "rb");
+    if (!f) return false;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
+    fclose(f);
+    return true;
+}
+
+int cmd_tokenize(int argc, char ** argv) {
+    const char * path = NULL, * prompt = NULL, * file = NULL;
+    bool add_special = true, parse_special = false;
+    for (int i = 1; i < argc; i++) {
+        const char * a = argv[i];
+        if (!strcmp(a, "-m") || !strcmp(a, "--model")) { if (!cli_value(argc, argv, i, path)) return 1; }
+        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) { if (!cli_value(argc, argv, i, prompt)) return 1; }
+        else if (!strcmp(a, "-f") || !strcmp(a, "--file")) { if (!cli_value(argc, argv, i, file)) return 1; }
+        else if (!strcmp(a, "--no-bos")) add_special = false;
+        else if (!strcmp(a, "--parse-special")) parse_special = true;
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { tokenize_usage(stdout); return 0; }
+        else { fprintf(stderr, "tern tokenize: unknown option '%s'\n", a); tokenize_usage(stderr); return 1; }
+    }
+    if (!path) { fprintf(stderr, "tern tokenize: -m FILE is required\n"); return 1; }
+    if (!prompt == !file) { fprintf(stderr, "tern tokenize: give exactly one of -p TEXT and -f FILE\n"); return 1; }
+    std::string text;
+    if (file) {
+        if (!read_file(file, text)) { fprintf(stderr, "tern tokenize: cannot read '%s'\n", file); return 1; }
+    } else {
+        text = prompt;
+    }
+    if (text.size() > INT32_MAX) { fprintf(stderr, "tern tokenize: text too long\n"); return 1; }
+
+    tern_model_params p = tern_model_default_params();
+    p.vocab_only = 1;
+    tern_model * m = cli_load_model(path, p);
+    if (!m) return 1;
+    std::vector<tern_token> tokens(text.size() + 8);
+    int32_t n = tern_tokenize(m, text.data(), (int32_t) text.size(), tokens.data(), (int32_t) tokens.size(),
+                              add_special, parse_special);
+    if (n < 0 && n != INT32_MIN) {
+        tokens.resize(-n);
+        n = tern_tokenize(m, text.data(), (int32_t) text.size(), tokens.data(), (int32_t) tokens.size(),
+                          add_special, parse_special);
+    }
+    if (n < 0) {
+        fprintf(stderr, "tern tokenize: %s\n", tern_last_error());
+        tern_model_free(m);
+        return 1;
+    }
+    for (int32_t i = 0; i < n; i++) printf(i ? " %d" : "%d", tokens[i]);
+    printf("\n");
+    tern_model_free(m);
+    return 0;
+}

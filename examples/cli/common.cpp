@@ -1,0 +1,98 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "cli.h"
+
+bool cli_value(int argc, char ** argv, int & i, const char *& out) {
+    if (i + 1 >= argc) {
+        fprintf(stderr, "tern: option %s needs a value\n", argv[i]);
+        return false;
+    }
+    out = argv[++i];
+    return true;
+}
+
+bool cli_int(int argc, char ** argv, int & i, long & out) {
+    const char * v;
+    if (!cli_value(argc, argv, i, v)) return false;
+    char * end;
+    out = strtol(v, &end, 10);
+    if (*v == 0 || *end != 0) {
+        fprintf(stderr, "tern: option %s needs an integer, not '%s'\n", argv[i - 1], v);
+        return false;
+    }
+    return true;
+}
+
+bool cli_float(int argc, char ** argv, int & i, float & out) {
+    const char * v;
+    if (!cli_value(argc, argv, i, v)) return false;
+    char * end;
+    out = strtof(v, &end);
+    if (*v == 0 || *end != 0) {
+        fprintf(stderr, "tern: option %s needs a number, not '%s'\n", argv[i - 1], v);
+        return false;
+    }
+    return true;
+}
+
+static int progress_bar(float progress, void *) {
+    const int width = 40;
+    int filled = (int) (progress * width + 0.5f);
+    fprintf(stderr, "\rloading [");
+    for (int i = 0; i < width; i++) fputc(i < filled ? '#' : ' ', stderr);
+    fprintf(stderr, "] %3d%%", (int) (progress * 100.0f + 0.5f));
+    if (progress >= 1.0f) fputc('\n', stderr);
+    return 1;
+}
+
+tern_model * cli_load_model(const char * path, tern_model_params params) {
+    if (isatty(2) && !params.progress_callback) params.progress_callback = progress_bar;
+    tern_model * model = NULL;
+    tern_status st = tern_model_load_file(path, &params, &model);
+    if (st != TERN_OK) {
+        if (params.progress_callback == progress_bar) fputc('\n', stderr);
+        fprintf(stderr, "tern: %s: %s\n", tern_status_str(st), tern_last_error());
+        return NULL;
+    }
+    return model;
+}
+
+void json_append_string(std::string & out, const std::string & s) {
+    static const char hex[] = "0123456789abcdef";
+    out += '"';
+    const unsigned char * p = (const unsigned char *) s.data();
+    size_t n = s.size();
+    for (size_t i = 0; i < n;) {
+        unsigned char c = p[i];
+        if (c < 0x80) {
+            if (c == '"') out += "\\\"";
+            else if (c == '\\') out += "\\\\";
+            else if (c == '\n') out += "\\n";
+            else if (c == '\t') out += "\\t";
+            else if (c == '\r') out += "\\r";
+            else if (c < 0x20 || c == 0x7f) { out += "\\u00"; out += hex[c >> 4]; out += hex[c & 15]; }
+            else out += (char) c;
+            i++;
+            continue;
+        }
+        // A valid UTF-8 sequence is copied; anything else becomes U+FFFD.
+        int len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        bool ok = len > 0 && i + len <= n;
+        for (int k = 1; ok && k < len; k++) ok = (p[i + k] & 0xc0) == 0x80;
+        if (ok) {
+            uint32_t cp = c & (0x7f >> len);
+            for (int k = 1; k < len; k++) cp = (cp << 6) | (p[i + k] & 0x3f);
+            static const uint32_t min_cp[5] = { 0, 0, 0x80, 0x800, 0x10000 };
+            ok = cp >= min_cp[len] && cp <= 0x10ffff && !(cp >= 0xd800 && cp <= 0xdfff);
+        }
+        if (ok) {
+            out.append((const char *) p + i, len);
+            i += len;
+        } else {
+            out += "\xef\xbf\xbd";
+            i++;
+        }
+    }
+    out += '"';
+}

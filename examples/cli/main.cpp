@@ -1,0 +1,31 @@
+// tern — minimal CLI over libtern: info, run, tokenize.
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+static void print_usage(FILE * f) {
+    fprintf(f,
+        "usage: tern <command> [options]\n"
+        "\n"
+        "commands:\n"
+        "  info      -m FILE            describe a GGUF model: architecture, hyper-parameters,\n"
+        "                               tokenizer, every tensor, load time and path\n"
+        "  run       -m FILE -p PROMPT  generate text (greedy with --temp 0)\n"
+        "  tokenize  -m FILE -p TEXT    print the token ids of a text\n"
+        "\n"
+        "`tern <command> --help` lists a command's options.\n"
+        "tern %s (SIMD target: %s)\n", TERN_VERSION, TERN_SIMD_TARGET);
+}
+
+int main(int argc, char ** argv) {
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        print_usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 1 : 0;
+    }
+    const char * cmd = argv[1];
+    if (strcmp(cmd, "info") == 0) return cmd_info(argc - 1, argv + 1);
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
+    if (strcmp(cmd, "tokenize") == 0) return cmd_tokenize(argc - 1, argv + 1);
+    fprintf(stderr, "tern: unknown command '%s' (try tern --help)\n", cmd);
+    return 1;
+}

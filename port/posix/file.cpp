@@ -1,0 +1,109 @@
+// POSIX files: stat, read-only mappings (optionally prefetched and locked),
+// and EINTR-safe positioned reads. Errors name the path and strerror(errno).
+#include "port.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/status.h"
+
+namespace {
+
+tern_status io_fail(const char * path, const char * op) {
+    return tern_fail(TERN_ERR_IO, "%s: %s: %s", path, op, strerror(errno));
+}
+
+// Opens path read-only and checks it is a regular file; *out_size is its size.
+tern_status open_regular(const char * path, int * out_fd, uint64_t * out_size) {
+    int fd;
+    do { fd = open(path, O_RDONLY | O_CLOEXEC); } while (fd < 0 && errno == EINTR);
+    if (fd < 0) return io_fail(path, "open");
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        tern_status s = io_fail(path, "fstat");
+        close(fd);
+        return s;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return tern_fail(TERN_ERR_IO, "%s: not a regular file", path);
+    }
+    *out_fd = fd;
+    *out_size = (uint64_t) st.st_size;
+    return TERN_OK;
+}
+
+}  // namespace
+
+tern_status port_file_size(const char * path, uint64_t * out_size) {
+    struct stat st;
+    if (stat(path, &st) != 0) return io_fail(path, "stat");
+    if (!S_ISREG(st.st_mode)) return tern_fail(TERN_ERR_IO, "%s: not a regular file", path);
+    *out_size = (uint64_t) st.st_size;
+    return TERN_OK;
+}
+
+tern_status port_file_map_open(const char * path, int prefetch, int lock, port_file_map * out) {
+    memset(out, 0, sizeof(*out));
+    int fd = -1;
+    uint64_t size = 0;
+    TERN_TRY(open_regular(path, &fd, &size));
+    if (size == 0 || size > (uint64_t) SIZE_MAX) {
+        close(fd);
+        return tern_fail(TERN_ERR_IO, "%s: cannot map a file of %llu bytes", path, (unsigned long long) size);
+    }
+    int flags = MAP_SHARED;
+#ifdef MAP_POPULATE
+    if (prefetch) flags |= MAP_POPULATE;
+#endif
+    void * addr = mmap(NULL, (size_t) size, PROT_READ, flags, fd, 0);
+    tern_status s = addr == MAP_FAILED ? io_fail(path, "mmap") : TERN_OK;
+    close(fd);  // the mapping keeps the file referenced
+    if (s != TERN_OK) return s;
+    if (prefetch) posix_madvise(addr, (size_t) size, POSIX_MADV_WILLNEED);
+    out->addr = addr;
+    out->size = size;
+    out->locked = lock && mlock(addr, (size_t) size) == 0;
+    return TERN_OK;
+}
+
+void port_file_map_close(port_file_map * m) {
+    if (m->addr) {
+        if (m->locked) munlock(m->addr, (size_t) m->size);
+        munmap(m->addr, (size_t) m->size);
+    }
+    memset(m, 0, sizeof(*m));
+}
+
+tern_status port_file_read(const char * path, uint64_t offset, void * dst, uint64_t size) {
+    int fd = -1;
+    uint64_t file_size = 0;
+    TERN_TRY(open_regular(path, &fd, &file_size));
+    uint8_t * p = (uint8_t *) dst;
+    tern_status s = TERN_OK;
+    while (size > 0) {
+        size_t chunk = (size_t) (size < ((uint64_t) 1 << 30) ? size : ((uint64_t) 1 << 30));
+        ssize_t n = pread(fd, p, chunk, (off_t) offset);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) { s = io_fail(path, "read"); break; }
+        if (n == 0) {
+            s = tern_fail(TERN_ERR_IO, "%s: read: unexpected end of file at offset %llu", path,
+                          (unsigned long long) offset);
+            break;
+        }
+        p += n;
+        offset += (uint64_t) n;
+        size -= (uint64_t) n;
+    }
+    close(fd);
+    return s;
+}
+
+int port_file_exists(const char * path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}

@@ -1,0 +1,52 @@
+// POSIX threads for port.h: pthread threads, mutexes, condition variables and
+// CPU affinity (Linux). The objects live in caller memory of port_*_size() bytes.
+#include "port.h"
+#include "core/status.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+struct port_thread { pthread_t handle; };
+struct port_mutex { pthread_mutex_t m; };
+struct port_cond { pthread_cond_t c; };
+
+size_t port_thread_size(void) { return sizeof(port_thread); }
+size_t port_mutex_size(void) { return sizeof(port_mutex); }
+size_t port_cond_size(void) { return sizeof(port_cond); }
+
+tern_status port_thread_start(port_thread * t, port_thread_fn fn, void * arg) {
+    int rc = pthread_create(&t->handle, NULL, fn, arg);
+    if (rc != 0) return tern_fail(TERN_ERR_INTERNAL, "pthread_create failed: %s", strerror(rc));
+    return TERN_OK;
+}
+
+void port_thread_join(port_thread * t) { pthread_join(t->handle, NULL); }
+
+int port_thread_pin(port_thread * t, int cpu) {
+#if defined(__linux__)
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(t->handle, sizeof(set), &set);
+#else
+    (void) t;
+    (void) cpu;
+    return -1;
+#endif
+}
+
+void port_mutex_init(port_mutex * m) { pthread_mutex_init(&m->m, NULL); }
+void port_mutex_destroy(port_mutex * m) { pthread_mutex_destroy(&m->m); }
+void port_mutex_lock(port_mutex * m) { pthread_mutex_lock(&m->m); }
+void port_mutex_unlock(port_mutex * m) { pthread_mutex_unlock(&m->m); }
+void port_cond_init(port_cond * c) { pthread_cond_init(&c->c, NULL); }
+void port_cond_destroy(port_cond * c) { pthread_cond_destroy(&c->c); }
+void port_cond_wait(port_cond * c, port_mutex * m) { pthread_cond_wait(&c->c, &m->m); }
+void port_cond_broadcast(port_cond * c) { pthread_cond_broadcast(&c->c); }
+
+int port_cpu_count(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int) n : 1;
+}

@@ -1,0 +1,153 @@
+// The tern.h entry points for models and vocabularies: thin glue over
+// model/ (files, hparams, weights) and vocab/. Context, decode and sampler
+// entry points live with their layers (context/, sample/).
+#include "tern.h"
+#include "core/arena.h"
+#include "core/status.h"
+#include "model/model.h"
+#include "port.h"
+#include "tensor/types.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+extern "C" tern_model_params tern_model_default_params(void) {
+    tern_model_params p;
+    memset(&p, 0, sizeof(p));
+    p.use_mmap = TERN_WITH_MMAP;
+    p.n_threads = 4;
+    return p;
+}
+
+namespace {
+
+// Sizes the model's tables from the GGUF header while it is measured: the
+// vocabulary's, the layer table's and the tern_model struct itself.
+struct model_sizer {
+    vocab_sizer vocab;
+    uint32_t    max_block_count;
+};
+
+void model_sizer_visit(void * user, const gguf_kv * kv) {
+    model_sizer * s = (model_sizer *) user;
+    vocab_sizer_visit(&s->vocab, kv);
+    const char suffix[] = ".block_count";
+    const size_t n = sizeof(suffix) - 1;
+    if (kv->type != GGUF_TYPE_ARRAY && kv->key.len > n &&
+        memcmp(kv->key.data + kv->key.len - n, suffix, n) == 0 &&
+        (kv->type == GGUF_TYPE_UINT32 || kv->type == GGUF_TYPE_INT32)) {
+        uint32_t v;
+        memcpy(&v, kv->data, 4);
+        if (kv->type == GGUF_TYPE_INT32 && (int32_t) v < 0) v = 0;
+        if (v > s->max_block_count && v < (1u << 20)) s->max_block_count = v;
+    }
+}
+
+size_t model_sizer_extra(void * user) {
+    model_sizer * s = (model_sizer *) user;
+    return arena_padded(sizeof(tern_model)) + vocab_tables_size(&s->vocab) + model_weights_size(s->max_block_count);
+}
+
+// Everything after the files are open: the model struct, vocabulary,
+// hyper-parameters and weights. *out is set as soon as the model struct
+// exists (it then owns the files), also when a later step fails.
+tern_status model_finish(model_files * files, const tern_model_params * p, tern_model ** out) {
+    tern_model * m = (tern_model *) arena_calloc(&files->arena, sizeof(tern_model), TERN_MEM_MODEL_TABLES);
+    if (!m) return TERN_ERR_NO_MEMORY;
+    m->files = *files;               // from here on the arena is m->files.arena
+    memset(files, 0, sizeof(*files));  // ownership moved
+    *out = m;
+    m->vocab_only = p->vocab_only != 0;
+    const gguf_file * f = &m->files.splits[0];
+
+    gguf_str arch;
+    if (!gguf_get_str(f, "general.architecture", &arch)) {
+        return tern_fail(TERN_ERR_FORMAT, "missing key 'general.architecture'");
+    }
+    if (arch.len >= sizeof(m->arch_name)) return tern_fail(TERN_ERR_FORMAT, "general.architecture is too long");
+    memcpy(m->arch_name, arch.data, arch.len);
+    m->arch_name[arch.len] = 0;
+
+    TERN_TRY(vocab_load(f, &m->files.arena, &m->vocab));
+    const uint32_t n_vocab = (uint32_t) vocab_n_tokens(&m->vocab);
+
+    if (m->vocab_only) {
+        // Hyper-parameters are informative here (any architecture may be read).
+        if (hparams_load(f, m->arch_name, n_vocab, &m->hp) != TERN_OK) {
+            memset(&m->hp, 0, sizeof(m->hp));
+            m->hp.n_vocab = n_vocab;
+            tern_error_clear();
+        }
+        m->arch = model_arch_find(m->arch_name);
+        return TERN_OK;
+    }
+    m->arch = model_arch_find(m->arch_name);
+    if (!m->arch) {
+        return tern_fail(TERN_ERR_UNSUPPORTED, "unknown architecture '%s' (compiled in: %s)", m->arch_name,
+                         model_arch_list());
+    }
+    TERN_TRY(hparams_load(f, m->arch_name, n_vocab, &m->hp));
+    return model_bind_weights(m);
+}
+
+typedef tern_status (*open_fn)(const void * src, size_t size, const tern_model_params * p,
+                               const model_files_sizer * s, model_files * out);
+
+tern_status model_load(const char * what, const void * src, size_t size, open_fn open,
+                       const tern_model_params * params, tern_model ** out) {
+    if (!out) return tern_fail(TERN_ERR_INVALID_ARG, "out_model is NULL");
+    *out = NULL;
+    tern_error_clear();
+    tern_model_params p = params ? *params : tern_model_default_params();
+    model_sizer sizer;
+    memset(&sizer, 0, sizeof(sizer));
+    vocab_sizer_init(&sizer.vocab);
+    model_files_sizer fs = { model_sizer_visit, model_sizer_extra, &sizer };
+    model_files files;
+    memset(&files, 0, sizeof(files));
+    tern_status st = open(src, size, &p, &fs, &files);
+    if (st != TERN_OK) {
+        model_files_close(&files);
+        return st;
+    }
+    tern_model * m = NULL;
+    st = model_finish(&files, &p, &m);
+    if (st != TERN_OK) {
+        tern_error_prefix("%s: ", what);
+        if (m) tern_model_free(m);
+        else model_files_close(&files);
+        return st;
+    }
+    *out = m;
+    return TERN_OK;
+}
+
+tern_status open_path(const void * src, size_t, const tern_model_params * p, const model_files_sizer * s,
+                      model_files * out) {
+    return model_files_open_path((const char *) src, p, s, out);
+}
+
+tern_status open_blob(const void * src, size_t size, const tern_model_params * p, const model_files_sizer * s,
+                      model_files * out) {
+    return model_files_open_blob(src, size, p, s, out);
+}
+
+} // namespace
+
+extern "C" tern_status tern_model_load_file(const char * path, const tern_model_params * params, tern_model ** out) {
+    if (!path) return tern_fail(TERN_ERR_INVALID_ARG, "path is NULL");
+    return model_load(path, path, 0, open_path, params, out);
+}
+
+extern "C" tern_status tern_model_load_blob(const void * data, size_t size, const tern_model_params * params,
+                                            tern_model ** out) {
+    if (!data) return tern_fail(TERN_ERR_INVALID_ARG, "blob is NULL");
+    return model_load("blob", data, size, open_blob, params, out);
+}
+
+extern "C" void tern_model_free(tern_model * model) {
+    if (!model) return;
+    model_files files = model->files;  // the model lives in the arena that this frees
+    model_files_close(&files);
+}

@@ -1,0 +1,56 @@
+// The inference context: one arena holding the KV cache, the graph tables,
+// the worst-case activation plan, the work buffer and the logits.
+//
+// Arena layout (all persistent, decided once in tern_context_create):
+//
+//   | tern_context | pool | KV cells + K/V per layer | graph builder + graph |
+//   | plan tables | activations (planned) | work | logits | batch staging |
+//
+// The plan is made for the worst case (n_batch tokens, n_ctx KV cells,
+// n_batch outputs); graphs of smaller shapes have the same topology and reuse
+// its offsets (tern_graph_plan_apply), so decode never allocates. The last
+// built graph is kept: a decode step of the same (n_tokens, n_kv, n_outputs)
+// only refills the inputs.
+#pragma once
+#include "tern.h"
+#include "core/arena.h"
+#include "cpu/threadpool.h"
+#include "graph/graph.h"
+#include "graph/planner.h"
+#include "kv/kv_cache.h"
+#include "model/forward.h"
+#include "model/model.h"
+
+struct tern_context {
+    const tern_model *  model;
+    tern_context_params params;
+    tern_arena          arena;
+    void *              owned_buffer;   // the one allocation when the caller gave no arena
+    tern_threadpool *   pool;
+    bool                own_pool;
+
+    kv_cache            kv;
+
+    tern_graph_builder  gb;
+    tern_graph          graph;
+    forward_io          io;
+    forward_shape       built;          // shape of the graph now in gb (n_tokens 0: none)
+    tern_graph_plan     plan;
+    void *              activations;
+    void *              work;
+    size_t              work_size;
+
+    float *             logits;         // [logits_rows][n_vocab]
+    uint32_t            logits_rows;
+    int32_t *           output_row;     // [n_ctx] row in logits of batch token i, -1: none
+    int32_t             n_batch_last;   // tokens of the last decoded batch
+
+    // Staging for one ubatch.
+    int32_t *           slots;          // [n_batch]
+    uint64_t *          seq_masks;      // [n_batch]
+    tern_pos *          positions;      // [n_batch]
+    int32_t *           changed_cells;  // [n_ctx] cells taken by the decode in progress (rolled back on abort)
+};
+
+// Parameter defaults resolved against the model (n_ctx 0 -> training context, ...).
+tern_status context_resolve_params(const tern_model * m, const tern_context_params * in, tern_context_params * out);

@@ -1,0 +1,194 @@
+// tern_decode: a batch -> KV cells -> graph (reused per shape) -> logits.
+#include "context/context.h"
+#include "core/status.h"
+#include "cpu/compute.h"
+
+#include <string.h>
+
+extern "C" tern_batch tern_batch_get_one(tern_token * tokens, int32_t n_tokens) {
+    tern_batch b;
+    memset(&b, 0, sizeof(b));
+    b.n_tokens = n_tokens;
+    b.token = tokens;
+    return b;
+}
+
+namespace {
+
+// Check every token, sequence id and position before anything changes.
+tern_status batch_validate(const tern_context * ctx, const tern_batch * b) {
+    const uint32_t n_vocab = ctx->model->hp.n_vocab;
+    if (b->n_tokens <= 0 || !b->token) return tern_fail(TERN_ERR_INVALID_ARG, "empty batch");
+    for (int32_t i = 0; i < b->n_tokens; i++) {
+        if (b->token[i] < 0 || (uint32_t) b->token[i] >= n_vocab) {
+            return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: id %d is outside the vocabulary [0, %u)", i,
+                             b->token[i], n_vocab);
+        }
+        if (b->pos && b->pos[i] < 0) return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: negative position", i);
+        if (b->seq_id) {
+            const int32_t n = b->n_seq_id ? b->n_seq_id[i] : 1;
+            if (n < 1) return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: no sequence id", i);
+            for (int32_t s = 0; s < n; s++) {
+                const tern_seq_id id = b->seq_id[i][s];
+                if (id < 0 || (uint32_t) id >= ctx->params.n_seq_max) {
+                    return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: sequence id %d outside [0, %u)", i, id,
+                                     ctx->params.n_seq_max);
+                }
+            }
+        }
+    }
+    return TERN_OK;
+}
+
+bool batch_wants_logits(const tern_context * ctx, const tern_batch * b, int32_t i) {
+    if (ctx->params.logits_all) return true;
+    if (b->logits) return b->logits[i] != 0;
+    return i == b->n_tokens - 1;
+}
+
+uint64_t batch_seq_mask(const tern_batch * b, int32_t i) {
+    if (!b->seq_id) return 1;
+    uint64_t mask = 0;
+    const int32_t n = b->n_seq_id ? b->n_seq_id[i] : 1;
+    for (int32_t s = 0; s < n; s++) mask |= (uint64_t) 1 << b->seq_id[i][s];
+    return mask;
+}
+
+// Free the cells the decode in progress took.
+void rollback_cells(tern_context * ctx, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        kv_cell * c = &ctx->kv.cells[ctx->changed_cells[i]];
+        c->pos = -1;
+        c->seq_mask = 0;
+    }
+    ctx->kv.used -= n;
+}
+
+void fill_i32(tern_tensor * t, const int32_t * values, uint32_t n) { memcpy(t->data, values, sizeof(int32_t) * n); }
+
+// Evaluate tokens [i0, i0 + n) of the batch; their cells are already taken.
+tern_status decode_ubatch(tern_context * ctx, const tern_batch * b, int32_t i0, uint32_t n, uint32_t * next_row) {
+    const tern_model * m = ctx->model;
+
+    uint32_t n_outputs = 0;
+    for (uint32_t i = 0; i < n; i++) n_outputs += batch_wants_logits(ctx, b, i0 + (int32_t) i) ? 1 : 0;
+    // A ubatch with no wanted logits still computes one row (the graph's
+    // shape needs it); it is not stored.
+    const uint32_t n_graph_outputs = n_outputs ? n_outputs : 1;
+
+    forward_shape shape = { n, kv_cache_n_kv(&ctx->kv), n_graph_outputs };
+    if (shape.n_tokens != ctx->built.n_tokens || shape.n_kv != ctx->built.n_kv ||
+        shape.n_outputs != ctx->built.n_outputs) {
+        ctx->built.n_tokens = 0;
+        TERN_TRY(forward_build(m, &ctx->kv, shape, &ctx->gb, &ctx->graph, &ctx->io));
+        TERN_TRY(tern_graph_plan_apply(&ctx->plan, &ctx->gb, ctx->activations));
+        ctx->built = shape;
+    }
+
+    // Inputs.
+    fill_i32(ctx->io.tokens, b->token + i0, n);
+    fill_i32(ctx->io.pos, ctx->positions, n);
+    fill_i32(ctx->io.slots, ctx->slots, n);
+    kv_cache_fill_mask(&ctx->kv, shape.n_kv, n, ctx->positions, ctx->seq_masks, (float *) ctx->io.mask->data);
+    int32_t * ids = (int32_t *) ctx->io.out_ids->data;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (batch_wants_logits(ctx, b, i0 + (int32_t) i)) ids[k++] = (int32_t) i;
+    }
+    if (k == 0) ids[0] = (int32_t) n - 1;
+
+    TERN_TRY(tern_graph_compute(&ctx->graph, ctx->pool, ctx->work, ctx->work_size, ctx->params.abort_callback,
+                                ctx->params.abort_callback_data));
+
+    // Logits rows of this ubatch -> the context's logits, in batch order.
+    const size_t row_bytes = sizeof(float) * m->hp.n_vocab;
+    const float * src = (const float *) ctx->io.logits->data;
+    for (uint32_t r = 0; r < n_outputs; r++) {
+        const int32_t token_index = i0 + ids[r];
+        memcpy(ctx->logits + (size_t) (*next_row) * m->hp.n_vocab, src + (size_t) r * m->hp.n_vocab, row_bytes);
+        ctx->output_row[token_index] = (int32_t) (*next_row);
+        (*next_row)++;
+    }
+    return TERN_OK;
+}
+
+} // namespace
+
+extern "C" tern_status tern_decode(tern_context * ctx, tern_batch batch) {
+    if (!ctx) return tern_fail(TERN_ERR_INVALID_ARG, "context is NULL");
+    TERN_TRY(batch_validate(ctx, &batch));
+    const uint32_t n_tokens = (uint32_t) batch.n_tokens;
+    kv_cache * kv = &ctx->kv;
+    if (n_tokens > kv->n_cells - kv->used) {
+        return tern_fail(TERN_ERR_CONTEXT_FULL, "batch of %u tokens does not fit: %u of %u KV cells free", n_tokens,
+                         kv->n_cells - kv->used, kv->n_cells);
+    }
+    uint32_t n_outputs = 0;
+    for (int32_t i = 0; i < batch.n_tokens; i++) n_outputs += batch_wants_logits(ctx, &batch, i) ? 1 : 0;
+    if (n_outputs > ctx->logits_rows) {
+        return tern_fail(TERN_ERR_INVALID_ARG, "batch asks for %u logits rows; the context keeps %u (n_batch, or n_ctx with logits_all)",
+                         n_outputs, ctx->logits_rows);
+    }
+    // Without explicit positions the batch continues sequence 0.
+    const tern_pos pos0 = batch.pos ? 0 : kv_cache_seq_pos_max(kv, 0) + 1;
+
+    for (uint32_t i = 0; i < n_tokens; i++) ctx->output_row[i] = -1;
+    ctx->n_batch_last = batch.n_tokens;
+    uint32_t taken = 0;
+    uint32_t next_row = 0;
+    for (uint32_t i0 = 0; i0 < n_tokens; i0 += ctx->params.n_batch) {
+        const uint32_t n = n_tokens - i0 < ctx->params.n_batch ? n_tokens - i0 : ctx->params.n_batch;
+        if (!kv_cache_find_slots(kv, n, ctx->slots)) {
+            rollback_cells(ctx, taken);
+            return tern_fail(TERN_ERR_INTERNAL, "KV cache: free cells vanished during a decode");
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            const int32_t bi = (int32_t) (i0 + i);
+            ctx->positions[i] = batch.pos ? batch.pos[bi] : pos0 + bi;
+            ctx->seq_masks[i] = batch_seq_mask(&batch, bi);
+            kv_cell * c = &kv->cells[ctx->slots[i]];
+            c->pos = ctx->positions[i];
+            c->seq_mask = ctx->seq_masks[i];
+            ctx->changed_cells[taken++] = ctx->slots[i];
+        }
+        kv->used += n;
+        tern_status st = decode_ubatch(ctx, &batch, (int32_t) i0, n, &next_row);
+        if (st != TERN_OK) {
+            // Nothing of a failed or aborted batch is kept.
+            rollback_cells(ctx, taken);
+            for (uint32_t i = 0; i < n_tokens; i++) ctx->output_row[i] = -1;
+            return st;
+        }
+    }
+    return TERN_OK;
+}
+
+extern "C" float * tern_get_logits_ith(tern_context * ctx, int32_t i) {
+    if (!ctx) return NULL;
+    if (i < 0) i += ctx->n_batch_last;
+    if (i < 0 || i >= ctx->n_batch_last) {
+        tern_fail(TERN_ERR_INVALID_ARG, "logits index %d outside the last batch of %d tokens", i, ctx->n_batch_last);
+        return NULL;
+    }
+    const int32_t row = ctx->output_row[i];
+    if (row < 0) {
+        tern_fail(TERN_ERR_INVALID_ARG, "logits of batch token %d were not requested", i);
+        return NULL;
+    }
+    return ctx->logits + (size_t) row * ctx->model->hp.n_vocab;
+}
+
+extern "C" void tern_kv_cache_clear(tern_context * ctx) {
+    if (ctx) kv_cache_clear(&ctx->kv);
+}
+
+extern "C" int tern_kv_cache_seq_rm(tern_context * ctx, tern_seq_id seq_id, tern_pos p0, tern_pos p1) {
+    if (!ctx || seq_id >= (tern_seq_id) ctx->params.n_seq_max) return 0;
+    kv_cache_seq_rm(&ctx->kv, seq_id, p0, p1);
+    return 1;
+}
+
+extern "C" tern_pos tern_kv_cache_seq_pos_max(const tern_context * ctx, tern_seq_id seq_id) {
+    if (!ctx || seq_id < 0 || seq_id >= (tern_seq_id) ctx->params.n_seq_max) return -1;
+    return kv_cache_seq_pos_max(&ctx->kv, seq_id);
+}

@@ -1,0 +1,117 @@
+// Graph executor (see compute.h).
+#include "cpu/compute.h"
+#include "core/status.h"
+#include "cpu/ops/ops.h"
+#include "cpu/threadpool.h"
+
+#include <atomic>
+
+static bool computes(const tern_tensor * node) { return node->op != TERN_OP_NONE && node->op != TERN_OP_VIEW; }
+
+size_t tern_op_work_size(const tern_tensor * node, int32_t n_threads) {
+    switch (node->op) {
+        case TERN_OP_MUL_MAT: return tern_op_mul_mat_work_size(node, n_threads);
+        case TERN_OP_ATTN: return tern_op_attn_work_size(node, n_threads);
+        default: return 0;
+    }
+}
+
+size_t tern_graph_work_size(const tern_graph * g, int32_t n_threads) {
+    size_t most = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        size_t w = tern_op_work_size(g->nodes[i], n_threads);
+        if (w > most) most = w;
+    }
+    return most;
+}
+
+static void compute_node(const tern_op_ctx * c, tern_tensor * node) {
+    switch (node->op) {
+        case TERN_OP_GET_ROWS: tern_op_get_rows(c, node); break;
+        case TERN_OP_RMS_NORM: tern_op_rms_norm(c, node); break;
+        case TERN_OP_ADD: tern_op_add(c, node); break;
+        case TERN_OP_MUL: tern_op_mul(c, node); break;
+        case TERN_OP_SCALE: tern_op_scale(c, node); break;
+        case TERN_OP_MUL_MAT: tern_op_mul_mat(c, node); break;
+        case TERN_OP_ROPE_CACHE: tern_op_rope_cache(c, node); break;
+        case TERN_OP_ROPE: tern_op_rope(c, node); break;
+        case TERN_OP_SET_ROWS: tern_op_set_rows(c, node); break;
+        case TERN_OP_ATTN: tern_op_attn(c, node); break;
+        case TERN_OP_SWIGLU: tern_op_swiglu(c, node); break;
+        case TERN_OP_ARGMAX: tern_op_argmax(c, node); break;
+        default: break;
+    }
+}
+
+namespace {
+struct graph_job {
+    const tern_graph *  g;
+    tern_threadpool *   pool;
+    void *              work;
+    size_t              work_size;
+    int32_t             last_node;   // index of the last node that computes
+    tern_abort_callback abort_cb;
+    void *              abort_data;
+    // Node after which the graph stops: set by worker 0 before that node's barrier, read by all
+    // after it. A node index, not a flag, so that a slow worker leaving the previous barrier
+    // cannot see a decision meant for the next one.
+    std::atomic<int32_t> abort_after;
+};
+} // namespace
+
+static void run_graph(int32_t ith, int32_t nth, void * arg) {
+    graph_job * job = (graph_job *) arg;
+    const tern_op_ctx ctx = { ith, nth, job->work, job->work_size, job->pool };
+    for (int32_t i = 0; i <= job->last_node; i++) {
+        tern_tensor * node = job->g->nodes[i];
+        if (!computes(node)) continue;
+        compute_node(&ctx, node);
+        if (ith == 0 && i < job->last_node && job->abort_cb && job->abort_cb(job->abort_data)) {
+            job->abort_after.store(i, std::memory_order_relaxed);
+        }
+        tern_threadpool_barrier(job->pool);
+        if (job->abort_after.load(std::memory_order_relaxed) == i) return;
+    }
+}
+
+static tern_status check_data(const tern_graph * g) {
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const tern_tensor * node = g->nodes[i];
+        if (!computes(node)) continue;
+        if (!node->data) return tern_fail(TERN_ERR_INTERNAL, "compute: node %d '%s' has no memory (graph not planned)", i, node->name);
+        for (int s = 0; s < TERN_MAX_SRC; s++) {
+            const tern_tensor * src = node->src[s];
+            if (src && !src->data) {
+                return tern_fail(TERN_ERR_INTERNAL, "compute: source %d '%s' of node %d '%s' has no memory", s, src->name, i, node->name);
+            }
+        }
+    }
+    return TERN_OK;
+}
+
+tern_status tern_graph_compute(const tern_graph * g, tern_threadpool * pool, void * work, size_t work_size,
+                               tern_abort_callback abort_cb, void * abort_data) {
+    if (!g) return tern_fail(TERN_ERR_INVALID_ARG, "compute: NULL graph");
+    const int32_t nth = tern_threadpool_n_threads(pool);
+    const size_t need = tern_graph_work_size(g, nth);
+    if (work_size < need || (need > 0 && !work)) {
+        return tern_fail(TERN_ERR_NO_MEMORY, "compute: work buffer of %zu bytes, graph needs %zu for %d threads", work_size, need, nth);
+    }
+    TERN_TRY(check_data(g));
+    if (abort_cb && abort_cb(abort_data)) return tern_fail(TERN_ERR_ABORTED, "compute: aborted by the callback");
+
+    graph_job job;
+    job.g = g;
+    job.pool = pool;
+    job.work = work;
+    job.work_size = work_size;
+    job.last_node = -1;
+    for (int32_t i = 0; i < g->n_nodes; i++) if (computes(g->nodes[i])) job.last_node = i;
+    job.abort_cb = abort_cb;
+    job.abort_data = abort_data;
+    job.abort_after.store(-1);
+    if (job.last_node < 0) return TERN_OK;
+    tern_threadpool_run(pool, run_graph, &job);
+    if (job.abort_after.load() >= 0) return tern_fail(TERN_ERR_ABORTED, "compute: aborted by the callback");
+    return TERN_OK;
+}

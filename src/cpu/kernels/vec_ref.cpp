@@ -1,0 +1,52 @@
+// Scalar references of the vector kernels (see vec.h).
+#include "cpu/kernels/vec.h"
+
+float tern_kdot_f32_ref(int64_t n, const float * x, const float * y) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; i++) sum += x[i] * y[i];
+    return sum;
+}
+
+float tern_kdot_f16_ref(int64_t n, const tern_fp16 * x, const tern_fp16 * y) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; i++) sum += tern_fp16_to_fp32(x[i]) * tern_fp16_to_fp32(y[i]);
+    return sum;
+}
+
+double tern_ksumsq_f32_ref(int64_t n, const float * x) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) sum += (double) (x[i] * x[i]);
+    return sum;
+}
+
+void tern_kmad_f32_ref(int64_t n, float * y, const float * x, float s) {
+    for (int64_t i = 0; i < n; i++) y[i] = y[i] + s * x[i];
+}
+
+void tern_kmad_f16_ref(int64_t n, float * y, const tern_fp16 * x, float s) {
+    for (int64_t i = 0; i < n; i++) y[i] = y[i] + s * tern_fp16_to_fp32(x[i]);
+}
+
+void tern_kscale_mul_f32_ref(int64_t n, float * y, const float * x, float s, const float * w) {
+    if (w) {
+        for (int64_t i = 0; i < n; i++) y[i] = (x[i] * s) * w[i];
+    } else {
+        for (int64_t i = 0; i < n; i++) y[i] = x[i] * s;
+    }
+}
+
+void tern_kadd_f32_ref(int64_t n, float * z, const float * x, const float * y) {
+    for (int64_t i = 0; i < n; i++) z[i] = x[i] + y[i];
+}
+
+void tern_kmul_f32_ref(int64_t n, float * z, const float * x, const float * y) {
+    for (int64_t i = 0; i < n; i++) z[i] = x[i] * y[i];
+}
+
+void tern_kfp32_to_fp16_ref(int64_t n, const float * x, tern_fp16 * y) {
+    for (int64_t i = 0; i < n; i++) y[i] = tern_fp32_to_fp16(x[i]);
+}
+
+void tern_kfp16_to_fp32_ref(int64_t n, const tern_fp16 * x, float * y) {
+    for (int64_t i = 0; i < n; i++) y[i] = tern_fp16_to_fp32(x[i]);
+}

@@ -1,0 +1,108 @@
+// AVX2 + FMA + F16C kernels (see vec.h); with AVX-512 on, the kernels that
+// x86/vec_avx512.cpp widens come from there and the rest from here. Tails
+// fall back to the reference loop, element for element the same operations.
+#include "cpu/kernels/vec.h"
+
+#if TERN_KERNELS_AVX2 || TERN_KERNELS_AVX512
+#include <immintrin.h>
+
+static inline float hsum256(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+static inline __m256 load_f16x8(const tern_fp16 * p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) p)); }
+
+#if TERN_KERNELS_AVX2
+float tern_kdot_f32(int64_t n, const float * x, const float * y) {
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8), _mm256_loadu_ps(y + i + 8), acc1);
+    }
+    for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), acc0);
+    return hsum256(_mm256_add_ps(acc0, acc1)) + tern_kdot_f32_ref(n - i, x + i, y + i);
+}
+
+float tern_kdot_f16(int64_t n, const tern_fp16 * x, const tern_fp16 * y) {
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        acc0 = _mm256_fmadd_ps(load_f16x8(x + i), load_f16x8(y + i), acc0);
+        acc1 = _mm256_fmadd_ps(load_f16x8(x + i + 8), load_f16x8(y + i + 8), acc1);
+    }
+    for (; i + 8 <= n; i += 8) acc0 = _mm256_fmadd_ps(load_f16x8(x + i), load_f16x8(y + i), acc0);
+    return hsum256(_mm256_add_ps(acc0, acc1)) + tern_kdot_f16_ref(n - i, x + i, y + i);
+}
+
+void tern_kmad_f32(int64_t n, float * y, const float * x, float s) {
+    const __m256 vs = _mm256_set1_ps(s);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), _mm256_mul_ps(vs, _mm256_loadu_ps(x + i))));
+    tern_kmad_f32_ref(n - i, y + i, x + i, s);
+}
+
+void tern_kmad_f16(int64_t n, float * y, const tern_fp16 * x, float s) {
+    const __m256 vs = _mm256_set1_ps(s);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), _mm256_mul_ps(vs, load_f16x8(x + i))));
+    tern_kmad_f16_ref(n - i, y + i, x + i, s);
+}
+
+void tern_kfp32_to_fp16(int64_t n, const float * x, tern_fp16 * y) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm_storeu_si128((__m128i *) (y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    }
+    tern_kfp32_to_fp16_ref(n - i, x + i, y + i);
+}
+
+void tern_kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, load_f16x8(x + i));
+    tern_kfp16_to_fp32_ref(n - i, x + i, y + i);
+}
+#endif  // TERN_KERNELS_AVX2
+
+double tern_ksumsq_f32(int64_t n, const float * x) {
+    __m256d acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        const __m256 sq = _mm256_mul_ps(v, v);  // product in float, as the reference
+        acc0 = _mm256_add_pd(acc0, _mm256_cvtps_pd(_mm256_castps256_ps128(sq)));
+        acc1 = _mm256_add_pd(acc1, _mm256_cvtps_pd(_mm256_extractf128_ps(sq, 1)));
+    }
+    double lanes[4];
+    _mm256_storeu_pd(lanes, _mm256_add_pd(acc0, acc1));
+    return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + tern_ksumsq_f32_ref(n - i, x + i);
+}
+
+void tern_kscale_mul_f32(int64_t n, float * y, const float * x, float s, const float * w) {
+    const __m256 vs = _mm256_set1_ps(s);
+    int64_t i = 0;
+    if (w) {
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs), _mm256_loadu_ps(w + i)));
+        tern_kscale_mul_f32_ref(n - i, y + i, x + i, s, w + i);
+    } else {
+        for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), vs));
+        tern_kscale_mul_f32_ref(n - i, y + i, x + i, s, NULL);
+    }
+}
+
+void tern_kadd_f32(int64_t n, float * z, const float * x, const float * y) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(z + i, _mm256_add_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    tern_kadd_f32_ref(n - i, z + i, x + i, y + i);
+}
+
+void tern_kmul_f32(int64_t n, float * z, const float * x, const float * y) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(z + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    tern_kmul_f32_ref(n - i, z + i, x + i, y + i);
+}
+
+#endif  // TERN_KERNELS_AVX2 || TERN_KERNELS_AVX512

@@ -1,0 +1,68 @@
+// AVX-512 kernels (see vec.h): the dot products, multiply-adds and F16
+// conversions of attention and the KV-cache writes, 16 lanes wide. The
+// remaining kernels come from x86/vec_avx2.cpp.
+#include "cpu/kernels/vec.h"
+
+#if TERN_KERNELS_AVX512
+#include <immintrin.h>
+
+// GCC 12 flags the deliberately undefined registers inside avx512fintrin.h
+// (_mm512_undefined_ps) as uninitialized when inlined here: a known false positive.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+static inline __m512 load_f16x16(const tern_fp16 * p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) p)); }
+
+float tern_kdot_f32(int64_t n, const float * x, const float * y) {
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i), acc0);
+        acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(x + i + 16), _mm512_loadu_ps(y + i + 16), acc1);
+    }
+    for (; i + 16 <= n; i += 16) acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i), acc0);
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) + tern_kdot_f32_ref(n - i, x + i, y + i);
+}
+
+float tern_kdot_f16(int64_t n, const tern_fp16 * x, const tern_fp16 * y) {
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        acc0 = _mm512_fmadd_ps(load_f16x16(x + i), load_f16x16(y + i), acc0);
+        acc1 = _mm512_fmadd_ps(load_f16x16(x + i + 16), load_f16x16(y + i + 16), acc1);
+    }
+    for (; i + 16 <= n; i += 16) acc0 = _mm512_fmadd_ps(load_f16x16(x + i), load_f16x16(y + i), acc0);
+    return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) + tern_kdot_f16_ref(n - i, x + i, y + i);
+}
+
+void tern_kmad_f32(int64_t n, float * y, const float * x, float s) {
+    const __m512 vs = _mm512_set1_ps(s);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(y + i), _mm512_mul_ps(vs, _mm512_loadu_ps(x + i))));
+    tern_kmad_f32_ref(n - i, y + i, x + i, s);
+}
+
+void tern_kmad_f16(int64_t n, float * y, const tern_fp16 * x, float s) {
+    const __m512 vs = _mm512_set1_ps(s);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(y + i), _mm512_mul_ps(vs, load_f16x16(x + i))));
+    tern_kmad_f16_ref(n - i, y + i, x + i, s);
+}
+
+void tern_kfp32_to_fp16(int64_t n, const float * x, tern_fp16 * y) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        _mm256_storeu_si256((__m256i *) (y + i), _mm512_cvtps_ph(_mm512_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    }
+    tern_kfp32_to_fp16_ref(n - i, x + i, y + i);
+}
+
+void tern_kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, load_f16x16(x + i));
+    tern_kfp16_to_fp32_ref(n - i, x + i, y + i);
+}
+
+#endif  // TERN_KERNELS_AVX512

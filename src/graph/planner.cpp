@@ -1,0 +1,137 @@
+// Memory planner (see planner.h for the algorithm).
+#include "graph/planner.h"
+#include "core/status.h"
+#include "cpu/compute.h"
+
+#include <algorithm>
+#include <string.h>
+
+// Owns its bytes and they are not external (weights, KV cache: tg_external).
+static bool is_planned(const tern_tensor * t) { return !t->view_src && !(t->flags & TERN_TENSOR_WEIGHT); }
+
+size_t tern_graph_plan_table_size(int32_t n_tensors) { return 2 * arena_padded((size_t) n_tensors * sizeof(size_t)); }
+
+namespace {
+struct live_range {
+    int32_t first, last;  // node indices; first > last: never used
+};
+struct placed {
+    size_t  offset, size;
+    int32_t id;
+};
+} // namespace
+
+size_t tern_graph_plan_temp_size(int32_t n_tensors) {
+    return arena_padded((size_t) n_tensors * sizeof(live_range)) + arena_padded((size_t) n_tensors * sizeof(int32_t)) +
+           arena_padded((size_t) n_tensors * sizeof(placed));
+}
+
+static void use(live_range * r, const tern_tensor * t, int32_t at) {
+    const tern_tensor * o = tern_tensor_owner(t);
+    live_range * lr = &r[o->id];
+    if (at < lr->first) lr->first = at;
+    if (at > lr->last) lr->last = at;
+}
+
+static bool conflict(const live_range & a, const live_range & b) { return a.first <= b.last && b.first <= a.last; }
+
+tern_status tern_graph_plan_make(const tern_graph * g, const tern_graph_builder * gb, int32_t n_threads, tern_arena * arena,
+                                 tern_graph_plan * out) {
+    memset(out, 0, sizeof(*out));
+    const int32_t n = gb->n_tensors;
+    const size_t mark = arena_temp_mark(arena);
+    live_range * range = (live_range *) arena_alloc_temp(arena, (size_t) n * sizeof(live_range));
+    int32_t * order = (int32_t *) arena_alloc_temp(arena, (size_t) n * sizeof(int32_t));
+    placed * done = (placed *) arena_alloc_temp(arena, (size_t) n * sizeof(placed));
+    size_t * offsets = (size_t *) arena_alloc(arena, (size_t) n * sizeof(size_t), TERN_MEM_GRAPH);
+    size_t * sizes = (size_t *) arena_alloc(arena, (size_t) n * sizeof(size_t), TERN_MEM_GRAPH);
+    if (n > 0 && (!range || !order || !done || !offsets || !sizes)) {
+        arena_temp_release(arena, mark);
+        return tern_fail(TERN_ERR_NO_MEMORY, "planner: no arena room for the tables of %d tensors", n);
+    }
+
+    // 1. live ranges
+    const int32_t end = g->n_nodes;
+    for (int32_t i = 0; i < n; i++) range[i] = live_range{ INT32_MAX, -1 };
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const tern_tensor * node = g->nodes[i];
+        use(range, node, i);
+        for (int s = 0; s < TERN_MAX_SRC; s++) if (node->src[s]) use(range, node->src[s], i);
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const tern_tensor * t = &gb->tensors[i];
+        live_range * lr = &range[tern_tensor_owner(t)->id];
+        if (lr->last < 0) continue;  // not in this graph
+        if (t->flags & TERN_TENSOR_INPUT) lr->first = 0;
+        if (t->flags & TERN_TENSOR_OUTPUT) lr->last = end;
+    }
+
+    // 2. sizes; the planned tensors in placement order
+    int32_t n_planned = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const tern_tensor * t = &gb->tensors[i];
+        offsets[i] = 0;
+        sizes[i] = 0;
+        if (!is_planned(t) || range[i].last < 0) continue;
+        sizes[i] = arena_padded(tern_tensor_nbytes(t));
+        if (sizes[i] == 0) continue;
+        order[n_planned++] = i;
+    }
+    std::sort(order, order + n_planned, [&](int32_t a, int32_t b) {
+        if (sizes[a] != sizes[b]) return sizes[a] > sizes[b];
+        if (range[a].first != range[b].first) return range[a].first < range[b].first;
+        return a < b;
+    });
+
+    // 3. first fit among the conflicting placed tensors, kept sorted by offset
+    int32_t n_done = 0;
+    size_t total = 0;
+    for (int32_t k = 0; k < n_planned; k++) {
+        const int32_t id = order[k];
+        size_t offset = 0;
+        for (int32_t j = 0; j < n_done; j++) {
+            const placed & p = done[j];
+            if (!conflict(range[id], range[p.id])) continue;
+            if (offset + sizes[id] <= p.offset) break;  // fits in the gap before p
+            if (p.offset + p.size > offset) offset = p.offset + p.size;
+        }
+        offsets[id] = offset;
+        if (offset + sizes[id] > total) total = offset + sizes[id];
+        placed entry = { offset, sizes[id], id };
+        int32_t at = n_done++;
+        while (at > 0 && done[at - 1].offset > offset) {
+            done[at] = done[at - 1];
+            at--;
+        }
+        done[at] = entry;
+    }
+    arena_temp_release(arena, mark);
+
+    out->offsets = offsets;
+    out->sizes = sizes;
+    out->n_tensors = n;
+    out->activation_bytes = total;
+    out->work_bytes = tern_graph_work_size(g, n_threads);
+    return TERN_OK;
+}
+
+tern_status tern_graph_plan_apply(const tern_graph_plan * p, tern_graph_builder * gb, void * activations) {
+    if (gb->n_tensors > p->n_tensors) {
+        return tern_fail(TERN_ERR_INTERNAL, "planner: graph has %d tensors, the plan %d", gb->n_tensors, p->n_tensors);
+    }
+    for (int32_t i = 0; i < gb->n_tensors; i++) {
+        tern_tensor * t = &gb->tensors[i];
+        if (!is_planned(t) || p->sizes[i] == 0) continue;
+        const size_t bytes = tern_tensor_nbytes(t);
+        if (bytes > p->sizes[i]) {
+            return tern_fail(TERN_ERR_INTERNAL, "planner: tensor %d '%s' needs %zu bytes, planned %zu", i, t->name, bytes, p->sizes[i]);
+        }
+        t->data = (uint8_t *) activations + p->offsets[i];
+    }
+    for (int32_t i = 0; i < gb->n_tensors; i++) {
+        tern_tensor * t = &gb->tensors[i];
+        if (t->view_src && t->view_src->data) t->data = (uint8_t *) t->view_src->data + t->view_offs;
+    }
+    return TERN_OK;
+}
+

@@ -1,0 +1,134 @@
+#include "model/forward.h"
+#include "core/fp16.h"
+#include "core/status.h"
+
+#include <math.h>
+
+int32_t forward_tensor_capacity(const tern_model * m) { return 64 + 48 * (int32_t) m->hp.n_layer; }
+int32_t forward_node_capacity(const tern_model * m) { return forward_tensor_capacity(m); }
+
+namespace {
+
+struct forward_builder {
+    const tern_model * m;
+    tern_graph_builder * gb;
+
+    tern_tensor * weight(const model_weight & w) {
+        return tg_external(gb, w.type, w.n_dims, w.ne, (void *) w.data);
+    }
+
+    // y = W x (+ b)
+    tern_tensor * linear(tern_tensor * x, const model_weight & w, const model_weight & b) {
+        tern_tensor * y = tg_mul_mat(gb, weight(w), x);
+        if (y && b.data) y = tg_add(gb, y, weight(b));
+        return y;
+    }
+
+    tern_tensor * input(tern_type type, int64_t ne0, int64_t ne1, const char * name) {
+        int64_t ne[2] = { ne0, ne1 };
+        tern_tensor * t = tg_new(gb, type, ne1 ? 2 : 1, ne);
+        if (t) {
+            t->flags |= TERN_TENSOR_INPUT;
+            tg_set_name(t, "%s", name);
+        }
+        return t;
+    }
+
+    // View of the first n_kv cells of a layer's cache (after the write node `cache`):
+    // [head_dim, n_head_kv, n_kv] over F16 rows of n_embd_gqa.
+    tern_tensor * cache_view(tern_tensor * cache, uint32_t head_dim, uint32_t n_kv) {
+        const model_hparams * h = &m->hp;
+        const size_t es = sizeof(tern_fp16);
+        int64_t ne[3] = { head_dim, h->n_head_kv, n_kv };
+        size_t nb[3] = { es, es * head_dim, es * head_dim * h->n_head_kv };
+        return tg_view(gb, cache, 3, ne, nb, 0);
+    }
+};
+
+} // namespace
+
+tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_shape shape,
+                          tern_graph_builder * gb, tern_graph * g, forward_io * io) {
+    const model_hparams * h = &m->hp;
+    const model_arch * arch = m->arch;
+    const int64_t n_tokens = shape.n_tokens;
+    tern_graph_builder_reset(gb);
+    g->n_nodes = 0;
+    forward_builder fb = { m, gb };
+
+    io->tokens = fb.input(TERN_TYPE_I32, n_tokens, 0, "inp_tokens");
+    io->pos = fb.input(TERN_TYPE_I32, n_tokens, 0, "inp_pos");
+    io->slots = fb.input(TERN_TYPE_I32, n_tokens, 0, "inp_slots");
+    io->mask = fb.input(TERN_TYPE_F32, shape.n_kv, n_tokens, "inp_mask");
+    io->out_ids = fb.input(TERN_TYPE_I32, shape.n_outputs, 0, "inp_out_ids");
+    if (!io->tokens || !io->pos || !io->slots || !io->mask || !io->out_ids) return TERN_ERR_NO_MEMORY;
+
+    tern_rope_params rp;
+    rp.n_rot = (int32_t) h->n_rot;
+    rp.mode = arch->rope_mode;
+    rp.n_ctx_orig = (int32_t) h->n_ctx_orig_yarn;
+    rp.freq_base = h->rope_freq_base;
+    rp.freq_scale = h->rope_freq_scale;
+    rp.ext_factor = h->rope_scaling == 2 ? 1.0f : 0.0f;
+    rp.attn_factor = 1.0f;
+    rp.beta_fast = 32.0f;
+    rp.beta_slow = 1.0f;
+    tern_tensor * rope_cache = tg_rope_cache(gb, io->pos, &rp);  // [n_rot, n_tokens], shared by all layers
+
+    const float kq_scale = 1.0f / sqrtf((float) h->n_embd_head_k);
+    const model_weight none = {};
+    tern_tensor * x = tg_get_rows(gb, fb.weight(m->w.tok_embd), io->tokens);  // [n_embd, n_tokens]
+    for (uint32_t il = 0; il < h->n_layer && x; il++) {
+        const model_layer * l = &m->w.layers[il];
+        tern_tensor * cur = tg_rms_norm(gb, x, fb.weight(l->attn_norm), h->norm_rms_eps);
+
+        tern_tensor * q = fb.linear(cur, l->wq, l->bq);  // [hd * n_head, n_tokens]
+        tern_tensor * k = fb.linear(cur, l->wk, l->bk);  // [n_embd_k_gqa, n_tokens]
+        tern_tensor * v = fb.linear(cur, l->wv, l->bv);  // [n_embd_v_gqa, n_tokens]
+        if (!q || !k || !v) return TERN_ERR_NO_MEMORY;
+        int64_t q_ne[3] = { h->n_embd_head_k, h->n_head, n_tokens };
+        int64_t k_ne[3] = { h->n_embd_head_k, h->n_head_kv, n_tokens };
+        q = tg_reshape(gb, q, 3, q_ne);
+        k = tg_reshape(gb, k, 3, k_ne);
+        if (arch->qk_norm) {
+            q = tg_rms_norm(gb, q, fb.weight(l->q_norm), h->norm_rms_eps);
+            k = tg_rms_norm(gb, k, fb.weight(l->k_norm), h->norm_rms_eps);
+        }
+        q = tg_rope(gb, q, rope_cache);
+        k = tg_rope(gb, k, rope_cache);
+        if (!q || !k) return TERN_ERR_NO_MEMORY;
+
+        // Write this batch's keys and values into the cache, then attend over the first n_kv cells.
+        int64_t k_rows[2] = { hparams_n_embd_k_gqa(h), n_tokens };
+        int64_t k_cache_ne[2] = { hparams_n_embd_k_gqa(h), kv->n_cells };
+        int64_t v_cache_ne[2] = { hparams_n_embd_v_gqa(h), kv->n_cells };
+        tern_tensor * kc = tg_external(gb, TERN_TYPE_F16, 2, k_cache_ne, kv->k[il]);
+        tern_tensor * vc = tg_external(gb, TERN_TYPE_F16, 2, v_cache_ne, kv->v[il]);
+        kc = tg_set_rows(gb, kc, tg_reshape(gb, k, 2, k_rows), io->slots);
+        vc = tg_set_rows(gb, vc, v, io->slots);
+        if (!kc || !vc) return TERN_ERR_NO_MEMORY;
+        tern_tensor * attn = tg_attn(gb, q, fb.cache_view(kc, h->n_embd_head_k, shape.n_kv),
+                                     fb.cache_view(vc, h->n_embd_head_v, shape.n_kv), io->mask, kq_scale);
+        cur = fb.linear(attn, l->wo, none);  // [n_embd, n_tokens]
+        if (!cur) return TERN_ERR_NO_MEMORY;
+
+        if (il == h->n_layer - 1) {
+            // Only the rows whose logits are wanted go on.
+            cur = tg_get_rows(gb, cur, io->out_ids);
+            x = tg_get_rows(gb, x, io->out_ids);
+        }
+        tern_tensor * ffn_in = tg_add(gb, cur, x);
+        cur = tg_rms_norm(gb, ffn_in, fb.weight(l->ffn_norm), h->norm_rms_eps);
+        tern_tensor * gate = fb.linear(cur, l->ffn_gate, none);  // [n_ff, n_tokens]
+        tern_tensor * up = fb.linear(cur, l->ffn_up, none);
+        cur = fb.linear(tg_swiglu(gb, gate, up), l->ffn_down, none);  // [n_embd, n_tokens]
+        x = cur ? tg_add(gb, cur, ffn_in) : NULL;
+    }
+    if (!x) return TERN_ERR_NO_MEMORY;
+    x = tg_rms_norm(gb, x, fb.weight(m->w.output_norm), h->norm_rms_eps);
+    io->logits = fb.linear(x, m->w.output, none);  // [n_vocab, n_outputs]
+    if (!io->logits) return TERN_ERR_NO_MEMORY;
+    io->logits->flags |= TERN_TENSOR_OUTPUT;
+    tg_set_name(io->logits, "logits");
+    return tern_graph_expand(g, io->logits);
+}

@@ -1,0 +1,42 @@
+// The forward pass of a decoder-only transformer as a compute graph
+// (llama / qwen2 / qwen3; the arch entry switches biases, q/k norms, rope mode).
+//
+// Per layer, for n_tokens tokens and n_kv visible KV cells:
+//   x [n_embd, n_tokens] -> rms_norm -> q,k,v = W x (+ b)
+//   q [hd, n_head, n_tokens], k [hd, n_head_kv, n_tokens] -> (q/k norm) -> rope
+//   k, v rows -> SET_ROWS into the layer's cache at the batch's cells
+//   attn(q, K cache [hd, n_head_kv, n_kv], V cache, mask) -> [hd * n_head, n_tokens]
+//   -> Wo -> + x -> rms_norm -> down(silu(gate x) * up x) -> + residual
+// The last layer keeps only the rows whose logits are wanted (out_ids), as
+// llama.cpp does, then output_norm and the output matrix give
+// logits [n_vocab, n_outputs].
+#pragma once
+#include "graph/graph.h"
+#include "kv/kv_cache.h"
+#include "model/model.h"
+
+struct forward_shape {
+    uint32_t n_tokens;
+    uint32_t n_kv;
+    uint32_t n_outputs;
+};
+
+// The graph's inputs (filled before each compute) and its output.
+struct forward_io {
+    tern_tensor * tokens;   // I32 [n_tokens]
+    tern_tensor * pos;      // I32 [n_tokens]
+    tern_tensor * slots;    // I32 [n_tokens]  KV cells the batch writes
+    tern_tensor * mask;     // F32 [n_kv, n_tokens]
+    tern_tensor * out_ids;  // I32 [n_outputs] rows of the batch whose logits are kept
+    tern_tensor * logits;   // F32 [n_vocab, n_outputs]
+};
+
+// Tensor headers a forward graph of this model takes (builder capacity).
+int32_t forward_tensor_capacity(const tern_model * m);
+// Nodes of a forward graph (graph capacity).
+int32_t forward_node_capacity(const tern_model * m);
+
+// Build the graph for one shape. The builder is reset first; the same model
+// and shape kind always give the same tensor ids (the planner relies on it).
+tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_shape shape,
+                          tern_graph_builder * gb, tern_graph * g, forward_io * io);

@@ -1,0 +1,31 @@
+// Hyper-parameters read from the GGUF keys "<arch>.*" (llama.cpp's names).
+#pragma once
+#include <stdint.h>
+#include "tern.h"
+#include "gguf/gguf.h"
+
+struct model_hparams {
+    uint32_t n_vocab;
+    uint32_t n_ctx_train;
+    uint32_t n_embd;
+    uint32_t n_layer;
+    uint32_t n_head;
+    uint32_t n_head_kv;
+    uint32_t n_ff;
+    uint32_t n_embd_head_k;   // attention.key_length, default n_embd / n_head
+    uint32_t n_embd_head_v;   // attention.value_length, default n_embd / n_head
+    uint32_t n_rot;           // rope.dimension_count, default n_embd_head_k
+    float    norm_rms_eps;
+    float    rope_freq_base;
+    float    rope_freq_scale; // 1 / rope.scaling.factor
+    int32_t  rope_scaling;    // 0 none, 1 linear, 2 yarn
+    uint32_t n_ctx_orig_yarn; // rope.scaling.original_context_length, default n_ctx_train
+};
+
+static inline uint32_t hparams_n_embd_k_gqa(const model_hparams * h) { return h->n_embd_head_k * h->n_head_kv; }
+static inline uint32_t hparams_n_embd_v_gqa(const model_hparams * h) { return h->n_embd_head_v * h->n_head_kv; }
+
+// Read and check the hyper-parameters of architecture `arch` (a NUL-terminated
+// name). Missing required keys or inconsistent values: TERN_ERR_FORMAT naming
+// the key. n_vocab comes from the vocabulary size passed in (or <arch>.vocab_size).
+tern_status hparams_load(const gguf_file * f, const char * arch, uint32_t n_vocab, model_hparams * out);

@@ -1,0 +1,107 @@
+// Weight binding: tensors by llama.cpp's names, shapes checked against the
+// hyper-parameters so a mismatched file fails at load, never in a kernel.
+#include "model/model.h"
+#include "core/arena.h"
+#include "core/status.h"
+#include "tensor/types.h"
+
+#include <stdio.h>
+#include <string.h>
+
+size_t model_weights_size(uint32_t n_layer) { return arena_padded(sizeof(model_layer) * n_layer); }
+
+namespace {
+
+struct binder {
+    const model_files * files;
+
+    const model_file_tensor * find(const char * name) const {
+        for (int64_t i = 0; i < files->n_tensors; i++) {
+            if (strcmp(files->tensors[i].name, name) == 0) return &files->tensors[i];
+        }
+        return NULL;
+    }
+
+    // Bind `name` with expected shape ne0 x ne1 (ne1 == 0: a vector).
+    tern_status bind(model_weight * w, const char * name, int64_t ne0, int64_t ne1, bool required) const {
+        memset(w, 0, sizeof(*w));
+        const model_file_tensor * t = find(name);
+        if (!t) {
+            if (required) return tern_fail(TERN_ERR_FORMAT, "missing tensor '%s'", name);
+            return TERN_OK;
+        }
+        const int want_dims = ne1 ? 2 : 1;
+        bool ok = t->ne[0] == ne0 && (ne1 ? t->ne[1] == ne1 : t->ne[1] == 1) && t->ne[2] == 1 && t->ne[3] == 1;
+        if (!ok) {
+            return tern_fail(TERN_ERR_SHAPE, "tensor '%s' has shape [%lld, %lld, %lld, %lld], expected [%lld%s%lld]",
+                             name, (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2],
+                             (long long) t->ne[3], (long long) ne0, want_dims == 2 ? ", " : "",
+                             want_dims == 2 ? (long long) ne1 : 0LL);
+        }
+        const tern_type_traits * tr = tern_type_traits_get(t->type);
+        if (!tr) return tern_fail(TERN_ERR_UNSUPPORTED, "tensor '%s': type %d not compiled in", name, (int) t->type);
+        // Vectors (norms, biases) are added element-wise in F32, as llama.cpp's converter writes them.
+        if (want_dims == 1 && t->type != TERN_TYPE_F32) {
+            return tern_fail(TERN_ERR_UNSUPPORTED, "tensor '%s': %s vectors are not supported (F32 expected)",
+                             name, tr->name);
+        }
+        if (tr->vec_dot == NULL) {
+            return tern_fail(TERN_ERR_UNSUPPORTED, "tensor '%s': type %s cannot be a weight", name, tr->name);
+        }
+        w->data = t->data;
+        w->type = t->type;
+        w->n_dims = t->n_dims;
+        memcpy(w->ne, t->ne, sizeof(w->ne));
+        return TERN_OK;
+    }
+
+    tern_status bind_layer(model_weight * w, int il, const char * suffix, int64_t ne0, int64_t ne1, bool required) const {
+        char name[96];
+        snprintf(name, sizeof(name), "blk.%d.%s", il, suffix);
+        return bind(w, name, ne0, ne1, required);
+    }
+};
+
+} // namespace
+
+tern_status model_bind_weights(tern_model * m) {
+    const model_hparams * h = &m->hp;
+    binder b = { &m->files };
+    const int64_t n_embd = h->n_embd;
+    const int64_t n_q = (int64_t) h->n_embd_head_k * h->n_head;
+    const int64_t n_k = hparams_n_embd_k_gqa(h);
+    const int64_t n_v = hparams_n_embd_v_gqa(h);
+    const int64_t n_o = (int64_t) h->n_embd_head_v * h->n_head;
+
+    TERN_TRY(b.bind(&m->w.tok_embd, "token_embd.weight", n_embd, h->n_vocab, true));
+    TERN_TRY(b.bind(&m->w.output_norm, "output_norm.weight", n_embd, 0, true));
+    TERN_TRY(b.bind(&m->w.output, "output.weight", n_embd, h->n_vocab, false));
+    if (!m->w.output.data) m->w.output = m->w.tok_embd;  // tied embeddings
+    if (b.find("rope_freqs.weight")) {
+        return tern_fail(TERN_ERR_UNSUPPORTED, "tensor 'rope_freqs.weight' (llama-3.1 rope scaling) is not supported");
+    }
+
+    m->w.layers = (model_layer *) arena_calloc(&m->files.arena, sizeof(model_layer) * h->n_layer, TERN_MEM_MODEL_TABLES);
+    if (!m->w.layers) return TERN_ERR_NO_MEMORY;
+    const bool bias = m->arch->qkv_bias;
+    const bool qk_norm = m->arch->qk_norm;
+    for (uint32_t il = 0; il < h->n_layer; il++) {
+        model_layer * l = &m->w.layers[il];
+        const int i = (int) il;
+        TERN_TRY(b.bind_layer(&l->attn_norm, i, "attn_norm.weight", n_embd, 0, true));
+        TERN_TRY(b.bind_layer(&l->wq, i, "attn_q.weight", n_embd, n_q, true));
+        TERN_TRY(b.bind_layer(&l->wk, i, "attn_k.weight", n_embd, n_k, true));
+        TERN_TRY(b.bind_layer(&l->wv, i, "attn_v.weight", n_embd, n_v, true));
+        TERN_TRY(b.bind_layer(&l->wo, i, "attn_output.weight", n_o, n_embd, true));
+        TERN_TRY(b.bind_layer(&l->bq, i, "attn_q.bias", n_q, 0, bias));
+        TERN_TRY(b.bind_layer(&l->bk, i, "attn_k.bias", n_k, 0, bias));
+        TERN_TRY(b.bind_layer(&l->bv, i, "attn_v.bias", n_v, 0, bias));
+        TERN_TRY(b.bind_layer(&l->q_norm, i, "attn_q_norm.weight", h->n_embd_head_k, 0, qk_norm));
+        TERN_TRY(b.bind_layer(&l->k_norm, i, "attn_k_norm.weight", h->n_embd_head_k, 0, qk_norm));
+        TERN_TRY(b.bind_layer(&l->ffn_norm, i, "ffn_norm.weight", n_embd, 0, true));
+        TERN_TRY(b.bind_layer(&l->ffn_gate, i, "ffn_gate.weight", n_embd, h->n_ff, true));
+        TERN_TRY(b.bind_layer(&l->ffn_up, i, "ffn_up.weight", n_embd, h->n_ff, true));
+        TERN_TRY(b.bind_layer(&l->ffn_down, i, "ffn_down.weight", h->n_ff, n_embd, true));
+    }
+    return TERN_OK;
+}

@@ -1,0 +1,28 @@
+# GGUF reader / writer and model-file loader tests.
+tern_add_test(NAME test_gguf_writer SOURCES test_gguf_writer.cpp)
+tern_add_test(NAME test_gguf_models SOURCES test_gguf_models.cpp SHARED)
+tern_add_test(NAME test_gguf_malformed SOURCES test_gguf_malformed.cpp SHARED)
+tern_add_test(NAME test_gguf_split SOURCES test_gguf_split.cpp SHARED)
+tern_add_test(NAME test_gguf_progress SOURCES test_gguf_progress.cpp SHARED)
+
+# libFuzzer target over the GGUF reader (clang only). The reader and what it
+# needs are compiled into the target with the fuzzer/sanitizer flags instead of
+# linking libtern. fuzz_gguf_smoke runs it for TERN_FUZZ_SECONDS on a fresh
+# copy of the seed corpus written by make_gguf_seeds (small valid GGUFs).
+if(CMAKE_CXX_COMPILER_ID MATCHES Clang)
+  set(TERN_FUZZ_SECONDS 10 CACHE STRING "Seconds the fuzz_gguf_smoke test fuzzes")
+  file(GLOB TERN_FUZZ_TYPE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/tensor/*.cpp)
+  add_executable(fuzz_gguf fuzz/fuzz_gguf.cpp
+    ${PROJECT_SOURCE_DIR}/src/gguf/reader.cpp ${PROJECT_SOURCE_DIR}/src/core/arena.cpp
+    ${PROJECT_SOURCE_DIR}/src/core/status.cpp ${TERN_FUZZ_TYPE_SOURCES})
+  target_include_directories(fuzz_gguf PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include
+                             ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/port)
+  target_compile_options(fuzz_gguf PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -g)
+  target_link_options(fuzz_gguf PRIVATE -fsanitize=fuzzer,address,undefined)
+  add_executable(make_gguf_seeds fuzz/make_seeds.cpp)
+  target_link_libraries(make_gguf_seeds PRIVATE tern_internal)
+  set(TERN_FUZZ_CORPUS ${CMAKE_CURRENT_BINARY_DIR}/fuzz_gguf_corpus)
+  add_test(NAME fuzz_gguf_smoke COMMAND sh -c
+    "rm -rf '${TERN_FUZZ_CORPUS}' && mkdir -p '${TERN_FUZZ_CORPUS}' && '$<TARGET_FILE:make_gguf_seeds>' '${TERN_FUZZ_CORPUS}' && '$<TARGET_FILE:fuzz_gguf>' -max_total_time=${TERN_FUZZ_SECONDS} -max_len=65536 '${TERN_FUZZ_CORPUS}'")
+  set_tests_properties(fuzz_gguf_smoke PROPERTIES TIMEOUT 900 LABELS fuzz)
+endif()

@@ -1,0 +1,49 @@
+# Build infrastructure: tern.h is C99, libtern.a links with the C compiler
+# driver and needs no C++ runtime, and an install works for CMake and
+# pkg-config users.
+
+# c99_header: a C99 program, strict flags, linked by the C driver. The archive
+# is linked by path, not as the target: for a C++ target CMake would add the
+# C++ implicit libraries (-lstdc++) to the link line and hide what we test.
+add_executable(test_c99_header infra/c99_consumer.c)
+add_dependencies(test_c99_header tern)
+target_include_directories(test_c99_header PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)
+target_compile_options(test_c99_header PRIVATE -std=c99 -pedantic -Wall -Wextra -Werror)
+target_link_libraries(test_c99_header PRIVATE $<TARGET_FILE:tern> Threads::Threads m)
+target_link_options(test_c99_header PRIVATE ${TERN_SANITIZE_FLAGS})
+set_target_properties(test_c99_header PROPERTIES LINKER_LANGUAGE C C_EXTENSIONS OFF)
+add_test(NAME c99_header COMMAND test_c99_header)
+
+# nm_check: only libc/libm/libpthread (and libgcc) symbols undefined, no C++
+# runtime, no static constructors. Two known-bad archives prove that each kind
+# of violation makes the script fail with the matching message.
+set(TERN_NM_CHECK ${CMAKE_CURRENT_SOURCE_DIR}/infra/nm_check.sh)
+add_test(NAME nm_check COMMAND bash ${TERN_NM_CHECK} $<TARGET_FILE:tern> ${CMAKE_C_COMPILER} "${TERN_SANITIZE}")
+if(NOT TERN_SANITIZE)
+  add_library(nm_check_bad_new STATIC infra/nm_check_bad_new.cpp)
+  add_library(nm_check_bad_ctor STATIC infra/nm_check_bad_ctor.c)
+  foreach(bad "new;C++ runtime symbols undefined (operator new" "ctor;static constructors")
+    list(GET bad 0 name)
+    list(GET bad 1 expected)
+    add_test(NAME nm_check_detects_${name}
+             COMMAND sh -c "out=$(bash \"$0\" \"$1\" \"$2\"); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -qF \"FAIL: $3\""
+                     ${TERN_NM_CHECK} $<TARGET_FILE:nm_check_bad_${name}> ${CMAKE_C_COMPILER} "${expected}")
+  endforeach()
+endif()
+
+# install_consumer: cmake --install into a temporary prefix, then a
+# find_package(tern) project and a pkg-config build of the same C program.
+string(JOIN " " TERN_SANITIZE_CFLAGS ${TERN_SANITIZE_FLAGS})
+add_test(NAME install_consumer
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/infra/run_install_test.sh ${PROJECT_BINARY_DIR}
+                 ${CMAKE_CURRENT_SOURCE_DIR}/infra/install_consumer ${CMAKE_C_COMPILER} ${CMAKE_COMMAND}
+                 "${TERN_SANITIZE_CFLAGS}")
+
+# examples/simple greedy-generates from stories260K like llama.cpp does
+# (reference/stories260K.0.json: every margin of these tokens is > 0.8).
+if(TARGET tern_simple AND TERN_HAVE_SHARED)
+  add_test(NAME example_simple
+           COMMAND sh -c "out=$(\"$0\" \"$1\" \"$2\" 8) || exit 1; echo \"$out\"; case \"$out\" in *\"$3\"*) exit 0;; esac; echo \"expected: $3\"; exit 1"
+                   $<TARGET_FILE:tern_simple> ${TERN_SHARED_DIR}/models/stories260K.gguf
+                   "Once upon a time" "Once upon a time, there was a little girl")
+endif()

@@ -1,0 +1,7 @@
+# End-to-end tests of the model, context and decode.
+tern_add_test(NAME test_parity SOURCES test_parity.cpp SHARED)
+tern_add_test(NAME test_decode SOURCES test_decode.cpp SHARED)
+if(NOT TERN_SANITIZE)
+  # Interposes malloc/free: not with a sanitizer's allocator.
+  tern_add_test(NAME test_no_malloc SOURCES test_no_malloc.cpp SHARED)
+endif()

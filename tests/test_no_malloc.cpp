@@ -1,0 +1,73 @@
+// After tern_context_create, decode and sampling never touch the heap: this
+// test interposes malloc/calloc/realloc/free (forwarding to glibc's) and
+// counts the calls made during 64 decode steps with sampling.
+#include <stddef.h>
+#include <string.h>
+#include <string>
+#include <vector>
+#include "check.h"
+#include "tern.h"
+
+extern "C" {
+void * __libc_malloc(size_t);
+void * __libc_calloc(size_t, size_t);
+void * __libc_realloc(void *, size_t);
+void   __libc_free(void *);
+}
+
+static volatile int g_counting = 0;
+static volatile long g_calls = 0;
+
+extern "C" void * malloc(size_t n) { if (g_counting) g_calls = g_calls + 1; return __libc_malloc(n); }
+extern "C" void * calloc(size_t a, size_t b) { if (g_counting) g_calls = g_calls + 1; return __libc_calloc(a, b); }
+extern "C" void * realloc(void * p, size_t n) { if (g_counting) g_calls = g_calls + 1; return __libc_realloc(p, n); }
+extern "C" void free(void * p) { if (g_counting && p) g_calls = g_calls + 1; __libc_free(p); }
+
+static void run_model(const char * name, int n_threads) {
+    std::string path = std::string(tern_test_shared_dir()) + "/models/" + name;
+    tern_model_params mp = tern_model_default_params();
+    tern_model * m = NULL;
+    CHECK_MSG(tern_model_load_file(path.c_str(), &mp, &m) == TERN_OK, "%s", tern_last_error());
+    if (!m) return;
+    tern_context_params cp = tern_context_default_params();
+    cp.n_ctx = 128;
+    cp.n_batch = 32;
+    cp.n_threads = n_threads;
+    tern_context * ctx = NULL;
+    CHECK(tern_context_create(m, &cp, &ctx) == TERN_OK);
+    tern_sampler_params sp = tern_sampler_default_params();
+    sp.temp = 0.8f;
+    sp.top_k = 40;
+    sp.top_p = 0.95f;
+    sp.min_p = 0.05f;
+    sp.repeat_penalty = 1.1f;
+    sp.seed = 42;
+    tern_sampler * smpl = NULL;
+    CHECK(tern_sampler_create(m, &sp, NULL, 0, &smpl) == TERN_OK);
+    tern_token prompt[4] = { 1, 400, 401, 402 };
+    if (!ctx || !smpl) return;
+
+    g_calls = 0;
+    g_counting = 1;
+    tern_status st = tern_decode(ctx, tern_batch_get_one(prompt, 4));
+    int steps = 0;
+    for (; st == TERN_OK && steps < 64; steps++) {
+        tern_token t = tern_sampler_sample(smpl, ctx, -1);
+        st = tern_decode(ctx, tern_batch_get_one(&t, 1));
+    }
+    g_counting = 0;
+    CHECK_MSG(st == TERN_OK, "%s: %s", name, tern_last_error());
+    CHECK(steps == 64);
+    CHECK_MSG(g_calls == 0, "%s (%d threads): %ld heap calls during decode", name, n_threads, (long) g_calls);
+    printf("%s, %d threads: %ld heap calls in 64 decode steps\n", name, n_threads, (long) g_calls);
+    tern_sampler_free(smpl);
+    tern_context_free(ctx);
+    tern_model_free(m);
+}
+
+int main(void) {
+    run_model("stories260K.gguf", 1);
+    run_model("stories260K.gguf", 3);
+    run_model("TinyStories-656K-Q8_0.gguf", 2);
+    return tern_test_summary();
+}

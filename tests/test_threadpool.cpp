@@ -1,0 +1,150 @@
+// Thread pool: kick-offs, barrier phases, sleeping workers, abort between nodes.
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include "cpu_test_util.h"
+
+static int32_t expected_threads(int32_t n) { return TERN_WITH_THREADS ? n : 1; }
+
+struct count_job {
+    std::atomic<int> calls[64];
+    std::atomic<int> bad_nth;
+    int32_t nth_expected;
+};
+
+static void count_fn(int32_t ith, int32_t nth, void * arg) {
+    count_job * j = (count_job *) arg;
+    j->calls[ith].fetch_add(1);
+    if (nth != j->nth_expected) j->bad_nth.fetch_add(1);
+}
+
+// Every phase writes one slot per worker, then (after a barrier) every worker
+// checks all slots of that phase.
+struct phase_job {
+    tern_threadpool * pool;
+    int32_t slots[64];
+    std::atomic<int> errors;
+    int phases;
+};
+
+static void phase_fn(int32_t ith, int32_t nth, void * arg) {
+    phase_job * j = (phase_job *) arg;
+    for (int p = 0; p < j->phases; p++) {
+        j->slots[ith] = p * 1000 + ith;
+        tern_threadpool_barrier(j->pool);
+        for (int32_t k = 0; k < nth; k++) if (j->slots[k] != p * 1000 + k) j->errors.fetch_add(1);
+        tern_threadpool_barrier(j->pool);
+    }
+}
+
+static void test_kickoffs_and_barrier(int32_t n, int32_t spin_rounds) {
+    tern_threadpool * pool = test_pool(n, spin_rounds);
+    CHECK(pool != NULL);
+    if (!pool) return;
+    CHECK(tern_threadpool_n_threads(pool) == expected_threads(n));
+    static count_job cj;
+    for (auto & c : cj.calls) c.store(0);
+    cj.bad_nth.store(0);
+    cj.nth_expected = expected_threads(n);
+    const int kicks = 300;
+    for (int k = 0; k < kicks; k++) tern_threadpool_run(pool, count_fn, &cj);
+    for (int32_t i = 0; i < expected_threads(n); i++) CHECK_MSG(cj.calls[i].load() == kicks, "n=%d worker %d ran %d times", n, i, cj.calls[i].load());
+    CHECK(cj.bad_nth.load() == 0);
+
+    static phase_job pj;
+    pj.pool = pool;
+    pj.errors.store(0);
+    pj.phases = 50;
+    for (int k = 0; k < 20; k++) tern_threadpool_run(pool, phase_fn, &pj);
+    CHECK_MSG(pj.errors.load() == 0, "n=%d spin=%d: %d stale reads after a barrier", n, spin_rounds, pj.errors.load());
+    tern_threadpool_free(pool);
+}
+
+// Workers that exhausted their spins sleep; the next kick-off wakes them.
+static void test_sleep_and_wake() {
+    tern_threadpool * pool = test_pool(3, 0);
+    CHECK(pool != NULL);
+    if (!pool) return;
+    static count_job cj;
+    for (auto & c : cj.calls) c.store(0);
+    cj.bad_nth.store(0);
+    cj.nth_expected = expected_threads(3);
+    for (int k = 0; k < 5; k++) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        tern_threadpool_run(pool, count_fn, &cj);
+    }
+    for (int32_t i = 0; i < expected_threads(3); i++) CHECK(cj.calls[i].load() == 5);
+    tern_threadpool_free(pool);
+}
+
+// A pool in caller memory at an odd address.
+static void test_init_in() {
+    tern_threadpool_params p = tern_threadpool_default_params(4);
+    std::vector<uint8_t> mem(tern_threadpool_mem_size(4) + 3);
+    tern_threadpool * pool = NULL;
+    CHECK(tern_threadpool_init_in(mem.data() + 3, &p, &pool) == TERN_OK);
+    static phase_job pj;
+    pj.pool = pool;
+    pj.errors.store(0);
+    pj.phases = 10;
+    tern_threadpool_run(pool, phase_fn, &pj);
+    CHECK(pj.errors.load() == 0);
+    tern_threadpool_free(pool);
+
+    p.n_threads = 0;
+    CHECK(tern_threadpool_create(&p, &pool) == TERN_ERR_INVALID_ARG);
+    p.n_threads = TERN_MAX_THREADS + 1;
+    CHECK(tern_threadpool_create(&p, &pool) == TERN_ERR_INVALID_ARG);
+}
+
+// A chain of SCALE nodes; the callback fires after `after` checks: the nodes
+// after that point must not run.
+struct abort_state { int calls; int after; };
+static int abort_after(void * data) {
+    abort_state * s = (abort_state *) data;
+    return ++s->calls > s->after;
+}
+
+static void test_abort(int32_t n) {
+    tern_threadpool * pool = test_pool(n);
+    test_graph tg;
+    tern_tensor * x = test_input(&tg.gb, TERN_TYPE_F32, 1, { 64 });
+    tern_tensor * chain[6];
+    tern_tensor * cur = x;
+    for (int i = 0; i < 6; i++) {
+        cur = chain[i] = tg_scale(&tg.gb, cur, 2.0f);
+        cur->flags |= TERN_TENSOR_OUTPUT;  // keep every result (no reuse of its bytes)
+    }
+    CHECK(tg.plan_for({ cur }, n) == TERN_OK);
+    // Markers first: the planner may reuse the input's bytes once node 0 has read it.
+    for (int i = 0; i < 6; i++) ((float *) chain[i]->data)[0] = -1.0f;
+    for (int i = 0; i < 64; i++) ((float *) x->data)[i] = 1.0f;
+    // Check before node 0 passes (call 1), after node 0 passes (call 2), after node 1 fires (call 3).
+    abort_state st = { 0, 2 };
+    tern_status s = tern_graph_compute(&tg.g, pool, tg.align64(tg.work.data()), tg.plan.work_bytes, abort_after, &st);
+    CHECK(s == TERN_ERR_ABORTED);
+    CHECK(((float *) chain[0]->data)[0] == 2.0f);
+    CHECK(((float *) chain[1]->data)[0] == 4.0f);
+    CHECK(((float *) chain[2]->data)[0] == -1.0f);
+    CHECK(((float *) chain[5]->data)[0] == -1.0f);
+    // Aborting before the first node runs nothing; no abort runs everything.
+    st = { 0, 0 };
+    CHECK(tern_graph_compute(&tg.g, pool, tg.align64(tg.work.data()), tg.plan.work_bytes, abort_after, &st) == TERN_ERR_ABORTED);
+    CHECK(((float *) chain[2]->data)[0] == -1.0f);
+    st = { 0, 100 };
+    for (int i = 0; i < 64; i++) ((float *) x->data)[i] = 1.0f;
+    CHECK(tern_graph_compute(&tg.g, pool, tg.align64(tg.work.data()), tg.plan.work_bytes, abort_after, &st) == TERN_OK);
+    CHECK(((float *) chain[5]->data)[0] == 64.0f);
+    tern_threadpool_free(pool);
+}
+
+int main() {
+    for (int32_t n : { 1, 2, 3, 8 }) {
+        test_kickoffs_and_barrier(n, 1 << 10);
+        test_kickoffs_and_barrier(n, 0);
+        test_abort(n);
+    }
+    test_sleep_and_wake();
+    test_init_in();
+    return tern_test_summary();
+}
