@@ -51,6 +51,8 @@ void port_cond_destroy(port_cond * c);
 void port_cond_wait(port_cond * c, port_mutex * m);
 void port_cond_broadcast(port_cond * c);
 int  port_cpu_count(void);
+// Give the processor to another runnable thread (sched_yield).
+void port_thread_yield(void);
 // Spin-wait hint (pause / yield instruction).
 static inline void port_cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)

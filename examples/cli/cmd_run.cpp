@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include <time.h>
+#include <unistd.h>
 
 static void run_usage(FILE * f) {
     fprintf(f,
@@ -22,7 +23,7 @@ static void run_usage(FILE * f) {
         "  -c, --ctx-size N         context size in tokens (default 4096, at most the\n"
         "                           model's training context; 0: the training context)\n"
         "  -b, --batch-size N       tokens per graph evaluation (default 512)\n"
-        "  -t, --threads N          threads (default 4)\n"
+        "  -t, --threads N          threads (default: the online CPUs, at most 4)\n"
         "  --temp T                 temperature (default 0.8; 0: greedy)\n"
         "  --top-k K                top-k (default 40; 0: off)\n"
         "  --top-p P                top-p (default 0.95; 1: off)\n"
@@ -57,7 +58,9 @@ static std::string piece(tern_model * m, tern_token t) {
 
 int cmd_run(int argc, char ** argv) {
     const char * path = NULL, * prompt = NULL, * logits_out = NULL;
-    long n_predict = 128, n_ctx = 4096, n_batch = 512, n_threads = 4, seed = 0, last_n = 64;
+    long n_online = sysconf(_SC_NPROCESSORS_ONLN);
+    long n_predict = 128, n_ctx = 4096, n_batch = 512, n_threads = n_online > 0 && n_online < 4 ? n_online : 4;
+    long seed = 0, last_n = 64;
     bool json = false;
     tern_model_params mp = tern_model_default_params();
     tern_sampler_params sp = tern_sampler_default_params();

@@ -50,3 +50,5 @@ int port_cpu_count(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int) n : 1;
 }
+
+void port_thread_yield(void) { sched_yield(); }

@@ -100,14 +100,18 @@ tern_status decode_ubatch(tern_context * ctx, const tern_batch * b, int32_t i0, 
     TERN_TRY(tern_graph_compute(&ctx->graph, ctx->pool, ctx->work, ctx->work_size, ctx->params.abort_callback,
                                 ctx->params.abort_callback_data));
 
-    // Logits rows of this ubatch -> the context's logits, in batch order.
+    // Logits rows of this ubatch -> the context's logits, in batch order. (The
+    // out_ids input is not read back: the planner reuses input bytes once
+    // their last reader has run.)
     const size_t row_bytes = sizeof(float) * m->hp.n_vocab;
     const float * src = (const float *) ctx->io.logits->data;
-    for (uint32_t r = 0; r < n_outputs; r++) {
-        const int32_t token_index = i0 + ids[r];
+    uint32_t r = 0;
+    for (uint32_t i = 0; i < n && r < n_outputs; i++) {
+        if (!batch_wants_logits(ctx, b, i0 + (int32_t) i)) continue;
         memcpy(ctx->logits + (size_t) (*next_row) * m->hp.n_vocab, src + (size_t) r * m->hp.n_vocab, row_bytes);
-        ctx->output_row[token_index] = (int32_t) (*next_row);
+        ctx->output_row[i0 + (int32_t) i] = (int32_t) (*next_row);
         (*next_row)++;
+        r++;
     }
     return TERN_OK;
 }

@@ -24,6 +24,7 @@ void * arena_alloc(tern_arena * a, size_t bytes, tern_mem_category category) {
     void * p = a->base + a->head;
     a->head += padded;
     a->by_category[category] += padded;
+    if (a->head + a->tail > a->high_water) a->high_water = a->head + a->tail;
     return p;
 }
 
@@ -42,6 +43,7 @@ void * arena_alloc_temp(tern_arena * a, size_t bytes) {
     }
     a->tail += padded;
     if (a->tail > a->temp_peak) a->temp_peak = a->tail;
+    if (a->head + a->tail > a->high_water) a->high_water = a->head + a->tail;
     return a->base + a->size - a->tail;
 }
 

@@ -49,6 +49,7 @@ struct tern_arena {
     size_t    head;         // persistent bytes in use
     size_t    tail;         // temp bytes in use (from the end)
     size_t    temp_peak;    // most temp bytes ever in use
+    size_t    high_water;   // most bytes ever in use (head + tail)
     size_t    by_category[TERN_MEM_CATEGORY_COUNT];
 };
 
@@ -74,5 +75,6 @@ void * arena_alloc_temp(tern_arena * a, size_t bytes);
 static inline size_t arena_temp_mark(const tern_arena * a) { return a->tail; }
 void arena_temp_release(tern_arena * a, size_t mark);
 
-static inline size_t arena_used(const tern_arena * a) { return a->head + a->temp_peak; }
+// Most bytes ever in use at once (persistent + temp).
+static inline size_t arena_used(const tern_arena * a) { return a->high_water; }
 static inline size_t arena_free(const tern_arena * a) { return a->size - a->head - a->tail; }

@@ -57,11 +57,14 @@ int32_t tern_threadpool_n_threads(const tern_threadpool * pool) { return pool ? 
 
 #if TERN_WITH_THREADS
 
-// Wait until `counter` differs from `seen`: spin, then sleep.
+// Wait until `counter` differs from `seen`: spin, then sleep. Every 64 spins
+// the thread yields, so that with more threads than free cores the worker
+// being waited for gets to run instead of being starved by spinners.
 static void wait_for_change(tern_threadpool * pool, const std::atomic<int32_t> & counter, int32_t seen) {
     for (int32_t r = 0; r < pool->spin_rounds; r++) {
         if (counter.load(std::memory_order_acquire) != seen) return;
-        port_cpu_relax();
+        if ((r & 63) == 63) port_thread_yield();
+        else port_cpu_relax();
     }
     port_mutex_lock(pool->mutex);
     pool->sleepers.fetch_add(1, std::memory_order_seq_cst);

@@ -15,9 +15,10 @@
 #include <string.h>
 #include "tensor/quants.h"
 
-// Bit-identical to llama.cpp only if every product is rounded before it is
-// added: forbid fused multiply-add contraction here, whatever the target flags
-// (GCC contracts across statements by default as soon as FMA is available).
+// Bit-identical to llama.cpp only if every float operation is the one its
+// kernels do: the fused multiply-adds are written with fmaf(), and nothing
+// else may be contracted, whatever the target flags (GCC contracts across
+// statements by default as soon as FMA is available).
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)
@@ -112,22 +113,55 @@ void dequantize_row(const void * src, float * dst, int64_t n) {
     }
 }
 
+// Dot product in the float order of llama.cpp's x86 kernels (reference
+// logits: AVX-512 machine, which runs their AVX2 code).
+//
+// One __m256 accumulator = 8 float lanes. Per block, the integer products of
+// the 32 levels are summed in 8 int32 lanes (maddubs + madd, or dpbusd: exact
+// either way), lane l holding elements 4l..4l+3:
+//   lane_l = sum_{j=4l}^{4l+3} q[j] * y.qs[j]
+//   acc_l  = fma(x.d * y.d, (float) lane_l, acc_l)
+// then the 8 lanes are summed as hsum of an __m256 (high half onto low half,
+// then pairs):
+//   ((acc_0 + acc_4) + (acc_2 + acc_6)) + ((acc_1 + acc_5) + (acc_3 + acc_7)).
+// Q4_1 / Q5_1 (ggml_vec_dot_q4_1_q8_1, _q5_1_q8_1) add the block offsets
+// m * s in a scalar accumulated block by block after the lanes:
+//   summs = fma(x.m, y.s, summs)   (GCC contracts `summs += m * s`)
+//   result = hsum(acc) + summs.
+// Which llama.cpp kernel this is:
+// - Q4_0, Q5_0, Q8_0, IQ4_NL with >= 2 activation rows (prompt): tinyBLAS_Q0_AVX
+//   (llamafile sgemm); the AVX2 ggml_vec_dot_q4_0/q5_0/q8_0_q8_0 used for a
+//   single row have the same order.
+// - IQ4_NL with a single row (decode): ggml_vec_dot_iq4_nl_q8_0 keeps two
+//   accumulators (even and odd blocks) added before the hsum; this follows
+//   the prompt path, which the reference logits test.
+// - Q4_1, Q5_1: always ggml_vec_dot_q4_1_q8_1 / q5_1_q8_1 (no tinyBLAS).
+const int LANES = 8;              // float lanes of one accumulator
+const int PER_LANE = QK / LANES;  // consecutive elements per lane and block
+
+inline float hsum_lanes(const float * acc /* [8] */) {
+    return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+}
+
 // x: n values in F, y: n values in F::act.
 template <typename F>
 void vec_dot(int64_t n, float * s, const void * vx, const void * vy) {
     const typename F::block * x = (const typename F::block *) vx;
     const typename F::act * y = (const typename F::act *) vy;
-    float sumf = 0.0f;
+    float acc[LANES] = {0.0f};
+    float summs = 0.0f;  // affine formats only
     for (int64_t ib = 0; ib < n / QK; ib++) {
         int8_t q[QK];
         F::levels(x[ib], q);
-        int sumi = 0;
-        for (int j = 0; j < QK; j++) sumi += q[j] * y[ib].qs[j];
-        float block = sumi * (tern_fp16_to_fp32(x[ib].d) * tern_fp16_to_fp32(y[ib].d));
-        if constexpr (F::affine) block += tern_fp16_to_fp32(x[ib].m) * tern_fp16_to_fp32(y[ib].s);
-        sumf += block;
+        const float d = tern_fp16_to_fp32(x[ib].d) * tern_fp16_to_fp32(y[ib].d);
+        for (int l = 0; l < LANES; l++) {
+            int lane = 0;
+            for (int j = l * PER_LANE; j < (l + 1) * PER_LANE; j++) lane += q[j] * y[ib].qs[j];
+            acc[l] = fmaf(d, (float) lane, acc[l]);
+        }
+        if constexpr (F::affine) summs = fmaf(tern_fp16_to_fp32(x[ib].m), tern_fp16_to_fp32(y[ib].s), summs);
     }
-    *s = sumf;
+    *s = F::affine ? hsum_lanes(acc) + summs : hsum_lanes(acc);
 }
 
 // ---------------------------------------------------------------- encoding

@@ -1,0 +1,140 @@
+// The `tern` command as a user runs it: `tern info` on every shared model
+// (three load paths), one clear error line for bad files, and
+// `tern run --temp 0 -n 32` printing the same stories as llama.cpp.
+#include <dirent.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <string>
+#include <vector>
+#include "check.h"
+#include "reference.h"
+
+static std::string g_bin, g_shared;
+
+// Run a shell command; returns its exit status and stdout (stderr -> err if given).
+static int run(const std::string & cmd, std::string & out) {
+    out.clear();
+    FILE * p = popen(cmd.c_str(), "r");
+    if (!p) return -1;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static std::string quote(const std::string & s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+static void test_info_all_models(void) {
+    DIR * d = opendir((g_shared + "/models").c_str());
+    CHECK(d != NULL);
+    if (!d) return;
+    int n = 0;
+    while (struct dirent * e = readdir(d)) {
+        std::string name = e->d_name;
+        if (name.size() < 5 || name.substr(name.size() - 5) != ".gguf") continue;
+        const std::string path = quote(g_shared + "/models/" + name);
+        const char * modes[] = { "", " --no-mmap", " --blob" };
+        const char * path_names[] = { "mmap", "read", "blob" };
+        for (int k = 0; k < 3; k++) {
+            std::string out;
+            int rc = run(g_bin + " info -m " + path + modes[k] + " 2>&1", out);
+            CHECK_MSG(rc == 0, "tern info %s%s: exit %d\n%s", name.c_str(), modes[k], rc, out.c_str());
+            CHECK(out.find("architecture:") != std::string::npos && out.find("tensors (") != std::string::npos &&
+                  out.find("total:") != std::string::npos);
+            CHECK_MSG(out.find(std::string("load:            ") + path_names[k]) != std::string::npos, "%s: %s",
+                      name.c_str(), path_names[k]);
+        }
+        n++;
+    }
+    closedir(d);
+    CHECK(n >= 20);
+}
+
+static void test_bad_files(void) {
+    char dir[] = "/tmp/tern_cli_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    std::string bytes;
+    read_file_bytes(g_shared + "/models/stories260K.gguf", bytes);
+    struct bad { const char * name; std::string data; } files[] = {
+        { "truncated.gguf", bytes.substr(0, 1000) },
+        { "badmagic.gguf", "GGUX" + bytes.substr(4) },
+        { "empty.gguf", "" },
+    };
+    for (const bad & b : files) {
+        std::string path = std::string(dir) + "/" + b.name;
+        FILE * f = fopen(path.c_str(), "wb");
+        fwrite(b.data.data(), 1, b.data.size(), f);
+        fclose(f);
+        std::string err, out;
+        int rc = run(g_bin + " info -m " + quote(path) + " 2>&1 >/dev/null", err);
+        CHECK_MSG(rc != 0, "%s: exit 0", b.name);
+        size_t lines = 0;
+        for (char c : err) lines += c == '\n';
+        CHECK_MSG(lines == 1 && err.rfind("tern: ", 0) == 0, "%s: stderr was:\n%s", b.name, err.c_str());
+        rc = run(g_bin + " run -m " + quote(path) + " -p hi 2>/dev/null", out);
+        CHECK(rc != 0);
+        remove(path.c_str());
+    }
+    std::string err;
+    CHECK(run(g_bin + " info -m /nonexistent.gguf 2>&1", err) != 0 && err.find("/nonexistent.gguf") != std::string::npos);
+    CHECK(run(g_bin + " run 2>&1", err) != 0);
+    CHECK(run(g_bin + " frobnicate 2>&1", err) != 0);
+    CHECK(run(g_bin + " --help", err) == 0 && err.find("tokenize") != std::string::npos);
+    CHECK(run(g_bin + " run --help", err) == 0 && err.find("--logits-out") != std::string::npos);
+    rmdir(dir);
+}
+
+// Value of "key": "..." in a JSON object (our own output).
+static std::string json_text(const std::string & s, const std::string & key) {
+    size_t at = s.find("\"" + key + "\": ");
+    if (at == std::string::npos) return "<missing>";
+    size_t i = at + key.size() + 4;
+    return refjson::parse_string(s, i);
+}
+
+static void test_run_stories(void) {
+    const char * stems[] = { "stories260K", "TinyStories-656K-Q8_0", "TinyStories-656K-F32", "TinyStories-656K-Q4_K_M" };
+    for (const char * stem : stems) {
+        for (int i = 0; i < 2; i++) {
+            reference_case rc;
+            std::string name = std::string(stem) + "." + std::to_string(i);
+            if (!reference_load(g_shared + "/reference", name, rc)) { CHECK_MSG(false, "%s", name.c_str()); continue; }
+            std::string out;
+            int st = run(g_bin + " run -m " + quote(g_shared + "/models/" + rc.model) + " -p " + quote(rc.prompt) +
+                         " --temp 0 -n 32 --json 2>/dev/null", out);
+            CHECK(st == 0);
+            const std::string text = json_text(out, "text");
+            CHECK_MSG(text == rc.greedy_text, "%s:\n  tern:      %s\n  llama.cpp: %s", name.c_str(), text.c_str(),
+                      rc.greedy_text.c_str());
+            // The streamed text is the prompt followed by the same story.
+            st = run(g_bin + " run -m " + quote(g_shared + "/models/" + rc.model) + " -p " + quote(rc.prompt) +
+                     " --temp 0 -n 32 2>/dev/null", out);
+            CHECK(st == 0 && out == rc.prompt + rc.greedy_text + "\n");
+        }
+    }
+}
+
+static void test_tokenize(void) {
+    std::string out;
+    int st = run(g_bin + " tokenize -m " + quote(g_shared + "/models/stories260K.gguf") + " -p 'Once upon a time'", out);
+    CHECK(st == 0 && out == "1 403 407 261 378\n");
+    st = run(g_bin + " tokenize -m " + quote(g_shared + "/models/stories260K.gguf") + " --no-bos -p 'Once upon a time'", out);
+    CHECK(st == 0 && out == "403 407 261 378\n");
+}
+
+int main(void) {
+    const char * bin = getenv("TERN_BIN_DIR");
+    if (!bin) { fprintf(stderr, "TERN_BIN_DIR is not set\n"); return 2; }
+    g_bin = quote(std::string(bin) + "/tern");
+    g_shared = tern_test_shared_dir();
+    test_info_all_models();
+    test_bad_files();
+    test_run_stories();
+    test_tokenize();
+    return tern_test_summary();
+}
