@@ -74,7 +74,7 @@ struct type_case {
 
 const type_case k_cases[] = {
     {TERN_TYPE_F32, "F32", 1, 4, TERN_TYPE_F32, true},
-    {TERN_TYPE_F16, "F16", 1, 2, TERN_TYPE_F16, true},
+    {TERN_TYPE_F16, "F16", 1, 2, TERN_TYPE_F32, true},  // F16 weights x F32 activations (llama.cpp prompt path),
     {TERN_TYPE_BF16, "BF16", 1, 2, TERN_TYPE_BF16, true},
     {TERN_TYPE_Q4_0, "Q4_0", 32, 18, TERN_TYPE_Q8_0, true},
     {TERN_TYPE_Q4_1, "Q4_1", 32, 20, TERN_TYPE_Q8_1, true},

@@ -35,6 +35,7 @@ void tern_vec_dot_f32(int64_t n, float * s, const void * x, const void * y);
 
 void tern_dequantize_row_f16(const void * src, float * dst, int64_t n);
 void tern_quantize_row_f16(const float * src, void * dst, int64_t n);
+// y is F32: F16 weights meet F32 activations (llama.cpp's prompt path keeps them unrounded).
 void tern_vec_dot_f16(int64_t n, float * s, const void * x, const void * y);
 
 void tern_dequantize_row_bf16(const void * src, float * dst, int64_t n);
@@ -68,8 +69,7 @@ void tern_quantize_row_q8_1(const float * src, void * dst, int64_t n);
 // see levels_q8 in quants_legacy.cpp.
 void tern_quantize_act_q8_0(const float * src, void * dst, int64_t n);
 void tern_quantize_act_q8_1(const float * src, void * dst, int64_t n);
-// F16 weight row x F32 activation row (llama.cpp's prompt path keeps F16 weights' activations in F32).
-void tern_vec_dot_f16_f32(int64_t n, float * s, const void * x, const void * y);
+
 
 void tern_dequantize_row_iq4_nl(const void * src, float * dst, int64_t n);
 void tern_quantize_row_iq4_nl(const float * src, void * dst, int64_t n);

@@ -41,11 +41,8 @@ void tern_dequantize_row_f16(const void * src, float * dst, int64_t n) {
 void tern_quantize_row_f16(const float * src, void * dst, int64_t n) {
     quantize_row<tern_fp16, tern_fp32_to_fp16>(src, dst, n);
 }
-void tern_vec_dot_f16(int64_t n, float * s, const void * x, const void * y) {
-    vec_dot<tern_fp16, tern_fp16_to_fp32>(n, s, x, y);
-}
 
-void tern_vec_dot_f16_f32(int64_t n, float * s, const void * vx, const void * vy) {
+void tern_vec_dot_f16(int64_t n, float * s, const void * vx, const void * vy) {
     const tern_fp16 * x = (const tern_fp16 *) vx;
     const float * y = (const float *) vy;
     double sum = 0.0;

@@ -95,8 +95,24 @@ static void vec_dot_no_mins(int64_t n, float * s, const void * vx, size_t block_
 void tern_vec_dot_q3_K(int64_t n, float * s, const void * x, const void * y) {
     vec_dot_no_mins(n, s, x, sizeof(block_q3_K), tern_k_decode_q3_K, y);
 }
-void tern_vec_dot_q6_K(int64_t n, float * s, const void * x, const void * y) {
-    vec_dot_no_mins(n, s, x, sizeof(block_q6_K), tern_k_decode_q6_K, y);
+#include <stdlib.h>
+static int h7b_variant() { static int v = -1; if (v < 0) { const char * e = getenv("H7B_V"); v = e ? atoi(e) : 0; } return v; }
+void tern_vec_dot_q6_K(int64_t n, float * s, const void * vx, const void * vy) {
+    if (h7b_variant() == 0) { vec_dot_no_mins(n, s, vx, sizeof(block_q6_K), tern_k_decode_q6_K, vy); return; }
+    const block_q6_K * x = (const block_q6_K *) vx;
+    const block_q8_K * y = (const block_q8_K *) vy;
+    tern_k_superblock sb;
+    float sums[8] = {0,0,0,0,0,0,0,0}; float sumf = 0;
+    for (int64_t ib = 0; ib < n / QK_K; ++ib) {
+        tern_k_decode_q6_K(&x[ib], &sb);
+        int32_t lanes[8] = {0,0,0,0,0,0,0,0};
+        for (int i = 0; i < QK_K; ++i) lanes[i % 8] += sb.scale[i / 16] * (y[ib].qs[i] * sb.q[i]);
+        const float d = sb.d * y[ib].d;
+        for (int l = 0; l < 8; ++l) sums[l] = fmaf(d, (float) lanes[l], sums[l]);
+    }
+    if (h7b_variant() == 1) { for (int l = 0; l < 8; ++l) sumf += sums[l]; }
+    else sumf = hsum8(sums);
+    *s = sumf;
 }
 
 void tern_vec_dot_q4_K(int64_t n, float * s, const void * vx, const void * vy) {

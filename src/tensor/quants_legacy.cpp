@@ -46,36 +46,71 @@ inline void unpack_5bit(const uint8_t * qs, const uint8_t * qh, int8_t * q /* [3
     for (int j = 0; j < QK; j++) q[j] = (int8_t) ((q[j] | (high_bit(qh, j) << 4)) - offset);
 }
 
+// Dot products sum in the float order of the kernels llama.cpp runs on the
+// x86 machine that made the reference logits (AVX-512 with AMX-INT8, so its
+// AMX buffer type takes every weight type that has an AMX kernel). Integer
+// sums are exact in any order; only the float steps below matter.
+//
+// PER_BLOCK (Q4_0, Q4_1, Q8_0: AMX kernels, ggml-cpu/amx/mmq.cpp; prompt
+// and single-row paths alike): SIMD lanes there are output columns, so each
+// output has ONE float accumulator, fed once per 32-element block:
+//   acc = fma((float) sum_j q[j] * y.qs[j], x.d * y.d, acc)
+//   acc = fma(x.m, y.s, acc)                       Q4_1 only
+//
+// LANES8 (Q5_0, Q5_1, IQ4_NL: no AMX kernel): one __m256 accumulator = 8
+// float lanes; per block, lane l gets the int sum of elements 4l..4l+3
+// (maddubs + madd, or dpbusd):
+//   acc_l = fma(x.d * y.d, (float) lane_l, acc_l)
+// then hsum of the __m256 (high half onto low half, then pairs):
+//   ((acc_0 + acc_4) + (acc_2 + acc_6)) + ((acc_1 + acc_5) + (acc_3 + acc_7)).
+// - Q5_0, IQ4_NL with >= 2 activation rows (prompt): tinyBLAS_Q0_AVX (llamafile
+//   sgemm). The AVX2 ggml_vec_dot_q5_0_q8_0 for a single row has the same
+//   order; ggml_vec_dot_iq4_nl_q8_0 keeps two accumulators (even and odd
+//   blocks) added before the hsum: this follows the prompt path, which the
+//   reference logits test.
+// - Q5_1: AVX2 ggml_vec_dot_q5_1_q8_1 (no tinyBLAS), which adds the block
+//   offsets in a scalar after the lanes (GCC contracts `summs += m * s`):
+//   summs = fma(x.m, y.s, summs); result = hsum(acc) + summs.
+// (The AMX kernels apply only when the weight has a multiple of 32 rows, as
+// every tensor of the test models does.)
+enum dot_order { PER_BLOCK, LANES8 };
+
 // One struct per format: its block, the activation block of its dot product,
-// whether it has a minimum m (and so its activation a sum s), and its levels.
+// whether it has a minimum m (and so its activation a sum s), its levels and
+// its dot order.
 struct fmt_q4_0 {
     typedef block_q4_0 block;
     typedef block_q8_0 act;
     static const bool affine = false;
+    static const dot_order order = PER_BLOCK;
     static void levels(const block & b, int8_t * q) { unpack_nibbles(b.qs, q, 8); }
 };
 struct fmt_q4_1 {
     typedef block_q4_1 block;
     typedef block_q8_1 act;
     static const bool affine = true;
+    static const dot_order order = PER_BLOCK;
     static void levels(const block & b, int8_t * q) { unpack_nibbles(b.qs, q, 0); }
 };
 struct fmt_q5_0 {
     typedef block_q5_0 block;
     typedef block_q8_0 act;
     static const bool affine = false;
+    static const dot_order order = LANES8;
     static void levels(const block & b, int8_t * q) { unpack_5bit(b.qs, b.qh, q, 16); }
 };
 struct fmt_q5_1 {
     typedef block_q5_1 block;
     typedef block_q8_1 act;
     static const bool affine = true;
+    static const dot_order order = LANES8;
     static void levels(const block & b, int8_t * q) { unpack_5bit(b.qs, b.qh, q, 0); }
 };
 struct fmt_q8_0 {
     typedef block_q8_0 block;
     typedef block_q8_0 act;
     static const bool affine = false;
+    static const dot_order order = PER_BLOCK;
     static void levels(const block & b, int8_t * q) { memcpy(q, b.qs, QK); }
 };
 struct fmt_q8_1 {  // dequantized only; s is not part of the values
@@ -88,6 +123,7 @@ struct fmt_iq4_nl {
     typedef block_iq4_nl block;
     typedef block_q8_0 act;
     static const bool affine = false;
+    static const dot_order order = LANES8;
     static void levels(const block & b, int8_t * q) {
         for (int j = 0; j < QK / 2; j++) {
             q[j] = tern_kvalues_iq4nl[b.qs[j] & 0x0F];
@@ -113,31 +149,14 @@ void dequantize_row(const void * src, float * dst, int64_t n) {
     }
 }
 
-// Dot product in the float order of llama.cpp's x86 kernels (reference
-// logits: AVX-512 machine, which runs their AVX2 code).
-//
-// One __m256 accumulator = 8 float lanes. Per block, the integer products of
-// the 32 levels are summed in 8 int32 lanes (maddubs + madd, or dpbusd: exact
-// either way), lane l holding elements 4l..4l+3:
-//   lane_l = sum_{j=4l}^{4l+3} q[j] * y.qs[j]
-//   acc_l  = fma(x.d * y.d, (float) lane_l, acc_l)
-// then the 8 lanes are summed as hsum of an __m256 (high half onto low half,
-// then pairs):
-//   ((acc_0 + acc_4) + (acc_2 + acc_6)) + ((acc_1 + acc_5) + (acc_3 + acc_7)).
-// Q4_1 / Q5_1 (ggml_vec_dot_q4_1_q8_1, _q5_1_q8_1) add the block offsets
-// m * s in a scalar accumulated block by block after the lanes:
-//   summs = fma(x.m, y.s, summs)   (GCC contracts `summs += m * s`)
-//   result = hsum(acc) + summs.
-// Which llama.cpp kernel this is:
-// - Q4_0, Q5_0, Q8_0, IQ4_NL with >= 2 activation rows (prompt): tinyBLAS_Q0_AVX
-//   (llamafile sgemm); the AVX2 ggml_vec_dot_q4_0/q5_0/q8_0_q8_0 used for a
-//   single row have the same order.
-// - IQ4_NL with a single row (decode): ggml_vec_dot_iq4_nl_q8_0 keeps two
-//   accumulators (even and odd blocks) added before the hsum; this follows
-//   the prompt path, which the reference logits test.
-// - Q4_1, Q5_1: always ggml_vec_dot_q4_1_q8_1 / q5_1_q8_1 (no tinyBLAS).
-const int LANES = 8;              // float lanes of one accumulator
+const int LANES = 8;              // float lanes of one __m256 accumulator
 const int PER_LANE = QK / LANES;  // consecutive elements per lane and block
+
+inline int int_dot(const int8_t * q, const int8_t * y, int count) {
+    int sum = 0;
+    for (int j = 0; j < count; j++) sum += q[j] * y[j];
+    return sum;
+}
 
 inline float hsum_lanes(const float * acc /* [8] */) {
     return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
@@ -148,20 +167,25 @@ template <typename F>
 void vec_dot(int64_t n, float * s, const void * vx, const void * vy) {
     const typename F::block * x = (const typename F::block *) vx;
     const typename F::act * y = (const typename F::act *) vy;
-    float acc[LANES] = {0.0f};
-    float summs = 0.0f;  // affine formats only
+    float acc[LANES] = {0.0f};  // PER_BLOCK uses acc[0] only
+    float summs = 0.0f;         // LANES8 affine formats only
     for (int64_t ib = 0; ib < n / QK; ib++) {
         int8_t q[QK];
         F::levels(x[ib], q);
         const float d = tern_fp16_to_fp32(x[ib].d) * tern_fp16_to_fp32(y[ib].d);
-        for (int l = 0; l < LANES; l++) {
-            int lane = 0;
-            for (int j = l * PER_LANE; j < (l + 1) * PER_LANE; j++) lane += q[j] * y[ib].qs[j];
-            acc[l] = fmaf(d, (float) lane, acc[l]);
+        if constexpr (F::order == PER_BLOCK) {
+            acc[0] = fmaf((float) int_dot(q, y[ib].qs, QK), d, acc[0]);
+            if constexpr (F::affine) acc[0] = fmaf(tern_fp16_to_fp32(x[ib].m), tern_fp16_to_fp32(y[ib].s), acc[0]);
+        } else {
+            for (int l = 0; l < LANES; l++) {
+                const int lane = int_dot(q + l * PER_LANE, y[ib].qs + l * PER_LANE, PER_LANE);
+                acc[l] = fmaf(d, (float) lane, acc[l]);
+            }
+            if constexpr (F::affine) summs = fmaf(tern_fp16_to_fp32(x[ib].m), tern_fp16_to_fp32(y[ib].s), summs);
         }
-        if constexpr (F::affine) summs = fmaf(tern_fp16_to_fp32(x[ib].m), tern_fp16_to_fp32(y[ib].s), summs);
     }
-    *s = F::affine ? hsum_lanes(acc) + summs : hsum_lanes(acc);
+    if constexpr (F::order == PER_BLOCK) *s = acc[0];
+    else *s = F::affine ? hsum_lanes(acc) + summs : hsum_lanes(acc);
 }
 
 // ---------------------------------------------------------------- encoding

@@ -42,7 +42,7 @@ constexpr type_entry k_types[] = {
 #if TERN_WITH_TYPE_F16
     // F16 weights meet F32 activations: llama.cpp's prompt-time matmul (tinyBLAS)
     // keeps them unrounded, which its reference logits show (F16 == F32 there).
-    ENTRY(F16, f16, 1, sizeof(tern_fp16), false, F32, tern_vec_dot_f16_f32),
+    ENTRY(F16, f16, 1, sizeof(tern_fp16), false, F32, tern_vec_dot_f16),
 #endif
 #if TERN_WITH_TYPE_BF16
     FLOAT_ENTRY(BF16, bf16, tern_bf16),

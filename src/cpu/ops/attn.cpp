@@ -5,7 +5,7 @@
 //   s_j     = dot(q16, k_j) * scale + mask[j]         for the n_kv cells
 //   p_j     = exp(s_j - max s) / sum exp(...)         softmax, sum in double,
 //                                                     exp as ggml's (kernels/exp_approx.h)
-//   p16_j   = F16(p_j)                                ggml converts kq to V's dot type
+//   p16_j   = F16(p_j) with an F16 V                   ggml converts kq to V's dot type
 //   out[d]  = sum_j p16_j * v_j[d]                    accumulated in double
 //
 // An online (one-pass) softmax never holds the normalized p_j, so it cannot
@@ -17,7 +17,7 @@
 // scalar path for rows shorter than its SIMD step), so the result does not
 // depend on the SIMD target or the thread count. Head h reads kv head
 // h / (n_head / n_head_kv) (GQA). Workers split the (token, head) pairs.
-// Scratch per worker: q16 [hd], scores [n_kv], p16 [n_kv], acc [hd_v] doubles.
+// Scratch per worker: q16 [hd], scores [n_kv], acc [hd_v] doubles.
 #include "cpu/ops/ops.h"
 #include "core/arena.h"
 #include "core/fp16.h"
@@ -30,8 +30,8 @@
 namespace {
 
 struct attn_scratch_layout {
-    size_t q16, scores, p16, acc;
-    size_t total() const { return q16 + scores + p16 + acc; }
+    size_t q16, scores, acc;
+    size_t total() const { return q16 + scores + acc; }
 };
 
 attn_scratch_layout scratch_layout(const tern_tensor * dst) {
@@ -39,7 +39,6 @@ attn_scratch_layout scratch_layout(const tern_tensor * dst) {
     attn_scratch_layout l;
     l.q16 = arena_padded((size_t) hd * sizeof(tern_fp16));
     l.scores = arena_padded((size_t) n_kv * sizeof(float));
-    l.p16 = arena_padded((size_t) n_kv * sizeof(tern_fp16));
     l.acc = arena_padded((size_t) hd_v * sizeof(double));
     return l;
 }
@@ -77,8 +76,7 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
     uint8_t * scratch = (uint8_t *) c->work + (size_t) c->ith * lay.total();
     tern_fp16 * q16 = (tern_fp16 *) scratch;
     float * scores = (float *) (scratch + lay.q16);
-    tern_fp16 * p16 = (tern_fp16 *) (scratch + lay.q16 + lay.scores);
-    double * acc = (double *) (scratch + lay.q16 + lay.scores + lay.p16);
+    double * acc = (double *) (scratch + lay.q16 + lay.scores);
 
     int64_t p0, p1;
     tern_split_rows(n_tokens * n_head, c->ith, c->nth, &p0, &p1);
@@ -123,10 +121,9 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
         // Pass 2: out = sum_j p16_j * v_j.
         for (int64_t d = 0; d < hd_v; d++) acc[d] = 0.0;
         for (int64_t j = 0; j < n_kv; j++) {
-            const tern_fp16 pj16 = tern_fp32_to_fp16(scores[j] * inv);
-            p16[j] = pj16;
-            if (pj16 == 0) continue;  // +0: adds nothing
-            const float pj = tern_fp16_to_fp32(pj16);
+            // With an F16 V, p goes through F16 (V's dot type), as in ggml.
+            const float pj = v_f16 ? tern_fp16_to_fp32(tern_fp32_to_fp16(scores[j] * inv)) : scores[j] * inv;
+            if (pj == 0.0f) continue;  // adds nothing
             const void * vr = tern_row_ptr(v, hk, j, 0);
             if (v_f16) {
                 const tern_fp16 * v16 = (const tern_fp16 *) vr;
