@@ -20,6 +20,7 @@ if(CMAKE_CXX_COMPILER_ID MATCHES Clang)
   target_compile_options(fuzz_gguf PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -g)
   target_link_options(fuzz_gguf PRIVATE -fsanitize=fuzzer,address,undefined)
   add_executable(make_gguf_seeds fuzz/make_seeds.cpp)
+  add_dependencies(fuzz_gguf make_gguf_seeds)  # the smoke test needs both
   target_link_libraries(make_gguf_seeds PRIVATE tern_internal)
   set(TERN_FUZZ_CORPUS ${CMAKE_CURRENT_BINARY_DIR}/fuzz_gguf_corpus)
   add_test(NAME fuzz_gguf_smoke COMMAND sh -c

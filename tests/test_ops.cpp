@@ -232,8 +232,9 @@ static void test_set_rows() {
 }
 
 // attention vs naive softmax(q k^T * scale + causal mask) v in double, GQA 4:2.
-static void test_attn(tern_type kv_type) {
-    const int64_t hd = 20, n_head = 4, n_head_kv = 2, n_kv = 9, n_tok = 3, n_cells = 12;
+// hd and n_kv multiples of 16 take the tinyBLAS-order path, others ggml's vec_dot order.
+static void test_attn(tern_type kv_type, int64_t hd, int64_t n_kv) {
+    const int64_t n_head = 4, n_head_kv = 2, n_tok = 3, n_cells = n_kv + 3;
     const size_t es = kv_type == TERN_TYPE_F16 ? 2 : 4;
     const float scale = 1.0f / sqrtf((float) hd);
     std::vector<float> q = random_floats(g_rng, hd * n_head * n_tok, -2, 2);
@@ -250,9 +251,9 @@ static void test_attn(tern_type kv_type) {
             ((float *) vc.data())[i] = vf[i];
         }
     }
-    // tokens at positions 6, 7, 8 see cells 0..pos
+    // the tokens are the last three positions: token t sees cells 0..n_kv-3+t
     std::vector<float> mask(n_kv * n_tok);
-    for (int64_t t = 0; t < n_tok; t++) for (int64_t j = 0; j < n_kv; j++) mask[t * n_kv + j] = j <= 6 + t ? 0.0f : -INFINITY;
+    for (int64_t t = 0; t < n_tok; t++) for (int64_t j = 0; j < n_kv; j++) mask[t * n_kv + j] = j <= n_kv - 3 + t ? 0.0f : -INFINITY;
     tern_tensor *qt = NULL, *mt = NULL;
     auto out = run_op("attn", [&](tern_graph_builder * gb) {
         int64_t cne[2] = { hd * n_head_kv, n_cells };
@@ -351,8 +352,10 @@ int main() {
     test_rope(TERN_ROPE_NEOX, 0.0f);
     test_rope(TERN_ROPE_NEOX, 1.0f);
     test_set_rows();
-    test_attn(TERN_TYPE_F16);
-    test_attn(TERN_TYPE_F32);
+    test_attn(TERN_TYPE_F16, 20, 9);
+    test_attn(TERN_TYPE_F32, 20, 9);
+    test_attn(TERN_TYPE_F16, 32, 32);
+    test_attn(TERN_TYPE_F32, 32, 32);
     for (tern_threadpool * p : g_pools) tern_threadpool_free(p);
     return tern_test_summary();
 }

@@ -13,11 +13,15 @@
 // flips Q8 activation roundings in the next matmul of quantized models, far
 // beyond the parity tolerance. Hence two passes over a row of n_kv scores.
 //
-// Products are formed in float and summed in double in cell order (ggml's
-// scalar path for rows shorter than its SIMD step), so the result does not
-// depend on the SIMD target or the thread count. Head h reads kv head
-// h / (n_head / n_head_kv) (GQA). Workers split the (token, head) pairs.
-// Scratch per worker: q16 [hd], scores [n_kv], acc [hd_v] doubles.
+// Summation order, as llama.cpp's x86 CPU backend: with two or more tokens it
+// runs both products through tinyBLAS when the reduced length is a multiple
+// of 16 (q.k over head_dim, p.v over n_kv): 16 float lanes, lane i summing
+// elements i, i + 16, ... with fused multiply-adds, then the lanes summed as
+// _mm512_reduce_add_ps does. Otherwise (one token, or head_dim 8) ggml's
+// vec_dot: products in float summed in double. Scalar code either way, so the
+// result does not depend on the SIMD target or the thread count. Head h reads
+// kv head h / (n_head / n_head_kv) (GQA). Workers split the (token, head) pairs.
+// Scratch per worker: q16 [hd], scores [n_kv], p16 [n_kv], acc [hd_v] doubles.
 #include "cpu/ops/ops.h"
 #include "core/arena.h"
 #include "core/fp16.h"
@@ -30,8 +34,8 @@
 namespace {
 
 struct attn_scratch_layout {
-    size_t q16, scores, acc;
-    size_t total() const { return q16 + scores + acc; }
+    size_t q16, scores, p16, acc;
+    size_t total() const { return q16 + scores + p16 + acc; }
 };
 
 attn_scratch_layout scratch_layout(const tern_tensor * dst) {
@@ -39,6 +43,7 @@ attn_scratch_layout scratch_layout(const tern_tensor * dst) {
     attn_scratch_layout l;
     l.q16 = arena_padded((size_t) hd * sizeof(tern_fp16));
     l.scores = arena_padded((size_t) n_kv * sizeof(float));
+    l.p16 = arena_padded((size_t) n_kv * sizeof(tern_fp16));
     l.acc = arena_padded((size_t) hd_v * sizeof(double));
     return l;
 }
@@ -48,6 +53,18 @@ double dot_f16(int64_t n, const tern_fp16 * q, const tern_fp16 * k) {
     double sum = 0.0;
     for (int64_t i = 0; i < n; i++) sum += (double) (tern_fp16_to_fp32(q[i]) * tern_fp16_to_fp32(k[i]));
     return sum;
+}
+
+// tinyBLAS order (see above); n % 16 == 0, x read with a stride (V is [n_kv] per dim).
+float dot_f16_lanes16(int64_t n, const tern_fp16 * x, int64_t x_stride, const tern_fp16 * y) {
+    float lanes[16];
+    for (int i = 0; i < 16; i++) lanes[i] = 0.0f;
+    for (int64_t l = 0; l < n; l += 16) {
+        for (int i = 0; i < 16; i++) {
+            lanes[i] = fmaf(tern_fp16_to_fp32(x[(l + i) * x_stride]), tern_fp16_to_fp32(y[l + i]), lanes[i]);
+        }
+    }
+    return tern_sum16_tree(lanes);
 }
 
 double dot_f32(int64_t n, const float * q, const float * k) {
@@ -76,8 +93,11 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
     uint8_t * scratch = (uint8_t *) c->work + (size_t) c->ith * lay.total();
     tern_fp16 * q16 = (tern_fp16 *) scratch;
     float * scores = (float *) (scratch + lay.q16);
-    double * acc = (double *) (scratch + lay.q16 + lay.scores);
+    tern_fp16 * p16 = (tern_fp16 *) (scratch + lay.q16 + lay.scores);
+    double * acc = (double *) (scratch + lay.q16 + lay.scores + lay.p16);
 
+    const bool kq_lanes = k_f16 && n_tokens >= 2 && hd % 16 == 0 && n_kv % 4 == 0;
+    const bool pv_lanes = v_f16 && n_tokens >= 2 && n_kv % 16 == 0 && hd_v % 4 == 0;
     int64_t p0, p1;
     tern_split_rows(n_tokens * n_head, c->ith, c->nth, &p0, &p1);
     for (int64_t p = p0; p < p1; p++) {
@@ -93,8 +113,9 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
             float s = -INFINITY;
             if (mv != -INFINITY) {
                 const void * kr = tern_row_ptr(k, hk, j, 0);
-                const float dot = (float) (k_f16 ? dot_f16(hd, q16, (const tern_fp16 *) kr)
-                                                 : dot_f32(hd, qr, (const float *) kr));
+                float dot;
+                if (kq_lanes) dot = dot_f16_lanes16(hd, (const tern_fp16 *) kr, 1, q16);
+                else dot = (float) (k_f16 ? dot_f16(hd, q16, (const tern_fp16 *) kr) : dot_f32(hd, qr, (const float *) kr));
                 s = dot * scale + mv;
             }
             scores[j] = s;
@@ -119,6 +140,13 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
         }
         const float inv = (float) (1.0 / sum);
         // Pass 2: out = sum_j p16_j * v_j.
+        if (pv_lanes) {
+            for (int64_t j = 0; j < n_kv; j++) p16[j] = tern_fp32_to_fp16(scores[j] * inv);
+            const tern_fp16 * v0 = (const tern_fp16 *) tern_row_ptr(v, hk, 0, 0);
+            const int64_t v_stride = (int64_t) (v->nb[2] / sizeof(tern_fp16));
+            for (int64_t d = 0; d < hd_v; d++) out[d] = dot_f16_lanes16(n_kv, v0 + d, v_stride, p16);
+            continue;
+        }
         for (int64_t d = 0; d < hd_v; d++) acc[d] = 0.0;
         for (int64_t j = 0; j < n_kv; j++) {
             // With an F16 V, p goes through F16 (V's dot type), as in ggml.

@@ -7,6 +7,7 @@
 // result does not depend on the thread count. Tiles of TILE x TILE keep a few
 // weight rows hot in cache while the activation rows stream past.
 #include "cpu/ops/ops.h"
+#include "cpu/kernels/vec_dot.h"
 #include "cpu/threadpool.h"
 #include "tensor/types.h"
 
@@ -26,7 +27,7 @@ void tern_op_mul_mat(const tern_op_ctx * c, tern_tensor * dst) {
     const tern_tensor * w = dst->src[0];  // [K, N] contiguous, any type
     const tern_tensor * x = dst->src[1];  // F32 [K, M...]
     const tern_type_traits * tr = tern_type_traits_get(w->type);
-    const tern_vec_dot_fn vec_dot = tr->vec_dot;  // looked up once per node
+    const tern_vec_dot_fn vec_dot = tern_cpu_vec_dot(w->type);  // SIMD or reference; once per node
     const int64_t K = w->ne[0], N = w->ne[1], M = tern_n_rows(x);
 
     const bool convert = needs_conversion(tr);
