@@ -435,10 +435,16 @@ void render_scalar(text_out * o, gguf_value_type t, const uint8_t * p, const ggu
     if (t == GGUF_TYPE_STRING) {
         if (!s) return;  // inside gguf_measure's visitor strings are not indexed yet
         if (!quoted) { o->put(s->data, s->len); return; }
+        // Array elements are quoted with C-style escapes, so one value stays one line.
         o->put("\"", 1);
         for (uint64_t k = 0; k < s->len; k++) {
-            if (s->data[k] == '"') o->put("\\", 1);
-            o->put(s->data + k, 1);
+            const unsigned char c = (unsigned char) s->data[k];
+            if (c == '"' || c == '\\') { o->put("\\", 1); o->put(s->data + k, 1); }
+            else if (c == '\n') o->put("\\n", 2);
+            else if (c == '\t') o->put("\\t", 2);
+            else if (c == '\r') o->put("\\r", 2);
+            else if (c < 0x20 || c == 0x7f) o->fmt("\\x%02x", c);
+            else o->put(s->data + k, 1);
         }
         o->put("\"", 1);
     } else if (t == GGUF_TYPE_FLOAT32) {
