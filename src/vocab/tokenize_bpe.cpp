@@ -1,34 +1,20 @@
 // Byte-level BPE tokenizer, as llama.cpp's llm_tokenizer_bpe:
 //   1. decode the text to codepoints and split it into words (pretokenize)
 //   2. byte-encode each word: every UTF-8 byte of it -> GPT-2's printable codepoint
-//   3. one symbol per encoded character; push adjacent pairs that are a merge,
-//      keyed by merge rank; pop the best (lowest rank, then leftmost), skip
-//      stale pairs, merge, push the new neighbour pairs
+//   3. merge the encoded characters pairwise (symbol_merge.h): a pair merges when
+//      the vocabulary has that merge, best first by merge rank (lowest, then leftmost)
 //   4. each remaining symbol is a token, or else its single bytes that are tokens.
 // With ignore_merges (llama-3), a word that is a token as a whole is taken as is.
 #include <string.h>
 
-#include <algorithm>
+#include <functional>
 
 #include "vocab/pretokenize.h"
+#include "vocab/symbol_merge.h"
 #include "vocab/unicode.h"
 #include "vocab/vocab_internal.h"
 
-struct bpe_symbol {
-    int32_t prev, next;  // list links within the word, -1 at the ends
-    int32_t off, n;      // bytes in the encoded word; n == 0 once merged away
-};
-
-struct bpe_bigram {
-    int32_t left, right;
-    int32_t rank;
-    int32_t size;  // bytes of the merged text, to detect stale entries
-};
-
-// llama.cpp's queue order: the top is the lowest rank, then the lowest left.
-static bool bpe_bigram_less(const bpe_bigram & a, const bpe_bigram & b) {
-    return a.rank > b.rank || (a.rank == b.rank && a.left > b.left);
-}
+typedef merge_bigram<int32_t> bpe_bigram;  // keyed by merge rank
 
 // An input byte becomes at most 3 encoded characters (an invalid byte is U+FFFD,
 // 3 UTF-8 bytes) of at most 2 bytes each.
@@ -37,28 +23,10 @@ static size_t max_chars(int32_t len) { return 3 * (size_t) len + 1; }
 size_t vocab_bpe_scratch_size(int32_t len) {
     size_t n = (size_t) len + 1, c = max_chars(len);
     return arena_padded(n * sizeof(uint32_t)) + arena_padded(n) + arena_padded(2 * c) +
-           arena_padded(c * sizeof(bpe_symbol)) + arena_padded(3 * c * sizeof(bpe_bigram));
+           arena_padded(c * sizeof(merge_symbol)) + arena_padded(3 * c * sizeof(bpe_bigram));
 }
 
-struct bpe_state {
-    const tern_vocab * v;
-    const char * word;
-    bpe_symbol * sym;
-    bpe_bigram * heap;
-    int32_t n_heap;
-};
-
-static void add_bigram(bpe_state * s, int32_t left, int32_t right) {
-    if (left < 0 || right < 0) return;
-    const bpe_symbol & l = s->sym[left];
-    const bpe_symbol & r = s->sym[right];
-    int32_t rank = vocab_merge_rank(s->v, s->word + l.off, (size_t) l.n, s->word + r.off, (size_t) r.n);
-    if (rank < 0) return;
-    s->heap[s->n_heap++] = {left, right, rank, l.n + r.n};
-    std::push_heap(s->heap, s->heap + s->n_heap, bpe_bigram_less);
-}
-
-static void emit_symbol(const tern_vocab * v, const char * word, const bpe_symbol & sym, vocab_out * o) {
+static void emit_symbol(const tern_vocab * v, const char * word, const merge_symbol & sym, vocab_out * o) {
     tern_token t = vocab_text_to_token(v, word + sym.off, (size_t) sym.n);
     if (t >= 0) { vocab_emit(o, t); return; }
     for (int32_t j = 0; j < sym.n; j++) {
@@ -68,35 +36,18 @@ static void emit_symbol(const tern_vocab * v, const char * word, const bpe_symbo
 }
 
 // Merge the encoded word[0, len) and emit its tokens.
-static void merge_word(const tern_vocab * v, const char * word, int32_t len, bpe_symbol * sym, bpe_bigram * heap,
+static void merge_word(const tern_vocab * v, const char * word, int32_t len, merge_symbol * sym, bpe_bigram * heap,
                        vocab_out * o) {
     if (v->ignore_merges) {
         tern_token t = vocab_text_to_token(v, word, (size_t) len);
         if (t >= 0) { vocab_emit(o, t); return; }
     }
-    int32_t n_sym = 0;
-    for (int32_t off = 0; off < len;) {
-        int32_t n = std::min(unicode_len_utf8((uint8_t) word[off]), len - off);
-        sym[n_sym] = {n_sym - 1, off + n == len ? -1 : n_sym + 1, off, n};
-        off += n;
-        n_sym++;
-    }
-    bpe_state s = {v, word, sym, heap, 0};
-    for (int32_t i = 1; i < n_sym; i++) add_bigram(&s, i - 1, i);
-    while (s.n_heap > 0) {
-        std::pop_heap(heap, heap + s.n_heap, bpe_bigram_less);
-        bpe_bigram b = heap[--s.n_heap];
-        bpe_symbol & l = sym[b.left];
-        bpe_symbol & r = sym[b.right];
-        if (l.n == 0 || r.n == 0 || l.n + r.n != b.size) continue;
-        l.n += r.n;
-        r.n = 0;
-        l.next = r.next;
-        if (r.next >= 0) sym[r.next].prev = b.left;
-        add_bigram(&s, l.prev, b.left);
-        add_bigram(&s, b.left, l.next);
-    }
-    for (int32_t i = 0; i != -1; i = sym[i].next) emit_symbol(v, word, sym[i], o);
+    auto propose = [&](const merge_symbol & l, const merge_symbol & r, int32_t * rank) {
+        *rank = vocab_merge_rank(v, word + l.off, (size_t) l.n, word + r.off, (size_t) r.n);
+        return *rank >= 0;
+    };
+    symbol_merge(word, len, sym, heap, std::less<int32_t>(), propose,
+                 [&](const merge_symbol & s) { emit_symbol(v, word, s, o); });
 }
 
 // GPT-2 byte encoding of codepoints [b, e): returns the bytes written to out.
@@ -115,7 +66,7 @@ bool vocab_tokenize_bpe(const tern_vocab * v, const char * text, int32_t len, vo
     uint32_t * cpts = (uint32_t *) arena_alloc_temp(scratch, ((size_t) len + 1) * sizeof(uint32_t));
     uint8_t * cut = (uint8_t *) arena_alloc_temp(scratch, (size_t) len + 1);
     char * word = (char *) arena_alloc_temp(scratch, 2 * c);
-    bpe_symbol * sym = (bpe_symbol *) arena_alloc_temp(scratch, c * sizeof(bpe_symbol));
+    merge_symbol * sym = (merge_symbol *) arena_alloc_temp(scratch, c * sizeof(merge_symbol));
     bpe_bigram * heap = (bpe_bigram *) arena_alloc_temp(scratch, 3 * c * sizeof(bpe_bigram));
     if (!cpts || !cut || !word || !sym || !heap) return false;
 
