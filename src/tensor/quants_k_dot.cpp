@@ -1,22 +1,19 @@
 // K-quant x Q8_K dot products with exactly the float operations that produced
 // the reference logits (layouts: tensor/quants_k.h).
 //
-// Which kernel that is. The reference logits of the Q6_K output layer (one
-// super-block per dot, 2048 dots per position) are reproduced bit for bit by
-// s = (d_x * d_y) * (float) isum, isum the whole integer dot, and by none of
-// the 8-lane orders of ggml's AVX2 kernels (hsum of eight d * lane products,
-// any lane split). That single product per super-block is the structure of
-// ggml's ARM NEON ggml_vec_dot_<t>_q8_K (early 2025): the integer dot of a
-// super-block is reduced completely, then one float multiply-add per
-// super-block, which the compiler fuses. The fusions below are the ones the
-// reference logits select (checked per position against every alternative):
-//   Q3_K, Q6_K: sum = fma(d, isum, sum)
-//   Q2_K:       sum = fma(dmin, mins, sum); sum = fma(d, isum, sum)   (dmin = -d_y * dmin_x)
-//   Q4_K:       sum = sum + fma(-dmin, mins, d * isum)                (dmin = d_y * dmin_x)
-//   Q5_K:       sum = sum + fma(d, isum, -(dmin * mins))              (dmin = d_y * dmin_x)
-// with d = d_y * d_x, isum = sum_i scale[i/16] * q8[i] * q[i] and
-// mins = sum_j min[j] * (q8 sum over sub-block j) (Q8_K bsums), both exact
-// integers. Only these float steps fix the result.
+// Which kernels those are. The reference machine ran llama.cpp's AMX code for
+// Q4_K, Q5_K and Q6_K (ggml-cpu/amx/mmq.cpp; prompts of two or more rows take
+// its tile path, whose acc_C step is applied once per super-block) and ggml's
+// own kernels for Q2_K and Q3_K. Both reduce a super-block's integer dot
+// completely, then do one or two float multiply-adds per super-block; the
+// 8-lane AVX2 orders reproduce none of the reference logits. The steps:
+//   Q3_K, Q6_K:  sum = fma(d, isum, sum)
+//   Q2_K:        sum = fma(-dmin, mins, sum); sum = fma(d, isum, sum)
+//   Q4_K, Q5_K:  sum = fma(d, isum, sum);     sum = fma(-dmin, mins, sum)   (AMX tile acc_C)
+// with d = d_y * d_x, dmin = d_y * dmin_x, isum = sum_i scale[i/16] * q8[i] *
+// q[i] and mins = sum_j min[j] * (q8 sum over sub-block j) (Q8_K bsums), both
+// exact integers. With these, every K-quant reference case is bit-exact or
+// within 4e-7 (tests/test_parity.cpp). Only these float steps fix the result.
 #include "tensor/quants_k.h"
 
 #include <math.h>
@@ -49,7 +46,7 @@ static int32_t mins_dot(const tern_k_superblock * x, const block_q8_K * y) {
 }
 
 // The per-super-block float step of each type (see the header comment).
-enum k_float_step { STEP_NO_MINS, STEP_Q2_K, STEP_Q4_K, STEP_Q5_K };
+enum k_float_step { STEP_NO_MINS, STEP_MINS_FIRST, STEP_MINS_AFTER };
 
 static void vec_dot_k(int64_t n, float * s, const void * vx, size_t block_bytes, tern_k_decode_fn decode,
                       const void * vy, k_float_step step) {
@@ -65,15 +62,13 @@ static void vec_dot_k(int64_t n, float * s, const void * vx, size_t block_bytes,
         case STEP_NO_MINS:
             sum = fmaf(d, isum, sum);
             break;
-        case STEP_Q2_K:
-            sum = fmaf(-y[ib].d * sb.dmin, (float) mins_dot(&sb, &y[ib]), sum);
+        case STEP_MINS_FIRST:
+            sum = fmaf(-(y[ib].d * sb.dmin), (float) mins_dot(&sb, &y[ib]), sum);
             sum = fmaf(d, isum, sum);
             break;
-        case STEP_Q4_K:
-            sum = sum + fmaf(-(y[ib].d * sb.dmin), (float) mins_dot(&sb, &y[ib]), d * isum);
-            break;
-        case STEP_Q5_K:
-            sum = sum + fmaf(d, isum, -((y[ib].d * sb.dmin) * (float) mins_dot(&sb, &y[ib])));
+        case STEP_MINS_AFTER:
+            sum = fmaf(d, isum, sum);
+            sum = fmaf(-(y[ib].d * sb.dmin), (float) mins_dot(&sb, &y[ib]), sum);
             break;
         }
     }
@@ -81,16 +76,16 @@ static void vec_dot_k(int64_t n, float * s, const void * vx, size_t block_bytes,
 }
 
 void tern_vec_dot_q2_K(int64_t n, float * s, const void * x, const void * y) {
-    vec_dot_k(n, s, x, sizeof(block_q2_K), tern_k_decode_q2_K, y, STEP_Q2_K);
+    vec_dot_k(n, s, x, sizeof(block_q2_K), tern_k_decode_q2_K, y, STEP_MINS_FIRST);
 }
 void tern_vec_dot_q3_K(int64_t n, float * s, const void * x, const void * y) {
     vec_dot_k(n, s, x, sizeof(block_q3_K), tern_k_decode_q3_K, y, STEP_NO_MINS);
 }
 void tern_vec_dot_q4_K(int64_t n, float * s, const void * x, const void * y) {
-    vec_dot_k(n, s, x, sizeof(block_q4_K), tern_k_decode_q4_K, y, STEP_Q4_K);
+    vec_dot_k(n, s, x, sizeof(block_q4_K), tern_k_decode_q4_K, y, STEP_MINS_AFTER);
 }
 void tern_vec_dot_q5_K(int64_t n, float * s, const void * x, const void * y) {
-    vec_dot_k(n, s, x, sizeof(block_q5_K), tern_k_decode_q5_K, y, STEP_Q5_K);
+    vec_dot_k(n, s, x, sizeof(block_q5_K), tern_k_decode_q5_K, y, STEP_MINS_AFTER);
 }
 void tern_vec_dot_q6_K(int64_t n, float * s, const void * x, const void * y) {
     vec_dot_k(n, s, x, sizeof(block_q6_K), tern_k_decode_q6_K, y, STEP_NO_MINS);

@@ -234,14 +234,14 @@ inline int32_t k_mins(const int16_t * mins16, const block_q8_K & y) {
 }
 
 // The float step per super-block, as the references (quants_k_dot.cpp).
-enum k_float_step { STEP_NO_MINS, STEP_Q2_K, STEP_Q4_K, STEP_Q5_K };
+enum k_float_step { STEP_NO_MINS, STEP_MINS_FIRST, STEP_MINS_AFTER };
 
 // Per type: its float step, the unsigned levels of chunk j, and the 16 scales
 // and (types with mins) 16 mins as int16, per 16-value sub-block.
 struct fmt_q2_K {
     typedef block_q2_K block;
     static const int offset = 0;
-    static const k_float_step step = STEP_Q2_K;
+    static const k_float_step step = STEP_MINS_FIRST;
     static __m256i levels(const block & x, int j) { return two_bits(load32(x.qs + 32 * (j / 4)), j % 4); }
     static void scales(const block & x, int16_t * scales16, int16_t * mins16) {
         const __m128i packed = _mm_loadu_si128((const __m128i *) x.scales);  // low nibble scale, high nibble min
@@ -273,14 +273,14 @@ inline void k4_scales(const uint8_t * packed, int16_t * scales16, int16_t * mins
 struct fmt_q4_K {
     typedef block_q4_K block;
     static const int offset = 0;
-    static const k_float_step step = STEP_Q4_K;
+    static const k_float_step step = STEP_MINS_AFTER;
     static __m256i levels(const block & x, int j) { return nibble(load32(x.qs + 32 * (j / 2)), j % 2); }
     static void scales(const block & x, int16_t * scales16, int16_t * mins16) { k4_scales(x.scales, scales16, mins16); }
 };
 struct fmt_q5_K {
     typedef block_q5_K block;
     static const int offset = 0;
-    static const k_float_step step = STEP_Q5_K;
+    static const k_float_step step = STEP_MINS_AFTER;
     static __m256i levels(const block & x, int j) {
         return _mm256_or_si256(nibble(load32(x.qs + 32 * (j / 2)), j % 2), bit_to(load32(x.qh), j, 4));
     }
@@ -359,13 +359,12 @@ void vec_dot_k(int64_t n, float * s, const void * vx, const void * vy) {
         } else {
             const float dmin = y[ib].d * dmin_of(x[ib]);
             const float mins = (float) k_mins(mins16, y[ib]);
-            if constexpr (F::step == STEP_Q2_K) {
+            if constexpr (F::step == STEP_MINS_FIRST) {
                 sum = fmaf(-dmin, mins, sum);
                 sum = fmaf(d, isum, sum);
-            } else if constexpr (F::step == STEP_Q4_K) {
-                sum = sum + fmaf(-dmin, mins, d * isum);
             } else {
-                sum = sum + fmaf(d, isum, -(dmin * mins));
+                sum = fmaf(d, isum, sum);
+                sum = fmaf(-dmin, mins, sum);
             }
         }
     }
