@@ -32,15 +32,13 @@ struct model_sizer {
 void model_sizer_visit(void * user, const gguf_kv * kv) {
     model_sizer * s = (model_sizer *) user;
     vocab_sizer_visit(&s->vocab, kv);
+    // "<arch>.block_count" of any integer type, as hparams_load accepts it.
     const char suffix[] = ".block_count";
     const size_t n = sizeof(suffix) - 1;
-    if (kv->type != GGUF_TYPE_ARRAY && kv->key.len > n &&
-        memcmp(kv->key.data + kv->key.len - n, suffix, n) == 0 &&
-        (kv->type == GGUF_TYPE_UINT32 || kv->type == GGUF_TYPE_INT32)) {
-        uint32_t v;
-        memcpy(&v, kv->data, 4);
-        if (kv->type == GGUF_TYPE_INT32 && (int32_t) v < 0) v = 0;
-        if (v > s->max_block_count && v < (1u << 20)) s->max_block_count = v;
+    int64_t v;
+    if (kv->key.len > n && memcmp(kv->key.data + kv->key.len - n, suffix, n) == 0 && gguf_kv_int(kv, &v) &&
+        v > (int64_t) s->max_block_count && v < (1 << 20)) {
+        s->max_block_count = (uint32_t) v;
     }
 }
 
