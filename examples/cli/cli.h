@@ -17,5 +17,8 @@ bool cli_float(int argc, char ** argv, int & i, float & out);
 // Prints one clear error line and returns NULL on failure.
 tern_model * cli_load_model(const char * path, tern_model_params params);
 
+// Read a whole file into out; false when it cannot be opened or read.
+bool cli_read_file(const char * path, std::string & out);
+
 // Append text as a JSON string literal: control bytes as \u00XX, invalid UTF-8 as U+FFFD.
 void json_append_string(std::string & out, const std::string & text);

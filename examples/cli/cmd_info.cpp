@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <vector>
+#include <string>
 #include "cli.h"
 
 static void info_usage(FILE * f) {
@@ -24,20 +24,9 @@ static void info_usage(FILE * f) {
         "  -h, --help         this text\n");
 }
 
-static tern_model * load_blob(const char * path, const tern_model_params & p, std::vector<char> & bytes) {
-    FILE * f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "tern: i/o error: %s: cannot open\n", path);
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    bytes.resize(size > 0 ? (size_t) size : 0);
-    size_t got = size > 0 ? fread(bytes.data(), 1, bytes.size(), f) : 0;
-    fclose(f);
-    if (got != bytes.size()) {
-        fprintf(stderr, "tern: i/o error: %s: short read\n", path);
+static tern_model * load_blob(const char * path, const tern_model_params & p, std::string & bytes) {
+    if (!cli_read_file(path, bytes)) {
+        fprintf(stderr, "tern: i/o error: %s: cannot read\n", path);
         return NULL;
     }
     tern_model * m = NULL;
@@ -66,7 +55,7 @@ int cmd_info(int argc, char ** argv) {
     }
     if (!path) { fprintf(stderr, "tern info: -m FILE is required\n"); return 1; }
 
-    std::vector<char> bytes;
+    std::string bytes;
     tern_model * m = blob ? load_blob(path, p, bytes) : cli_load_model(path, p);
     if (!m) return 1;
 

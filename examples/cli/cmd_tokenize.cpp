@@ -21,16 +21,6 @@ static void tokenize_usage(FILE * f) {
         "  -h, --help            this text\n");
 }
 
-static bool read_file(const char * path, std::string & out) {
-    FILE * f = fopen(path, "rb");
-    if (!f) return false;
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-    fclose(f);
-    return true;
-}
-
 int cmd_tokenize(int argc, char ** argv) {
     const char * path = NULL, * prompt = NULL, * file = NULL;
     bool add_special = true, parse_special = false;
@@ -48,7 +38,7 @@ int cmd_tokenize(int argc, char ** argv) {
     if (!prompt == !file) { fprintf(stderr, "tern tokenize: give exactly one of -p TEXT and -f FILE\n"); return 1; }
     std::string text;
     if (file) {
-        if (!read_file(file, text)) { fprintf(stderr, "tern tokenize: cannot read '%s'\n", file); return 1; }
+        if (!cli_read_file(file, text)) { fprintf(stderr, "tern tokenize: cannot read '%s'\n", file); return 1; }
     } else {
         text = prompt;
     }

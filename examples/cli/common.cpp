@@ -58,6 +58,17 @@ tern_model * cli_load_model(const char * path, tern_model_params params) {
     return model;
 }
 
+bool cli_read_file(const char * path, std::string & out) {
+    FILE * f = fopen(path, "rb");
+    if (!f) return false;
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
+    const bool ok = !ferror(f);
+    fclose(f);
+    return ok;
+}
+
 void json_append_string(std::string & out, const std::string & s) {
     static const char hex[] = "0123456789abcdef";
     out += '"';
