@@ -3,6 +3,7 @@
 #include "core/status.h"
 #include "model/model.h"
 #include "tensor/types.h"
+#include "cpu/kernels/kernel_set.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +11,27 @@
 extern "C" const char * tern_type_name(tern_type type) {
     const tern_type_traits * t = tern_type_traits_get(type);
     return t ? t->name : NULL;
+}
+
+extern "C" const char * tern_kernels_name(void) { return tern_kernels()->name; }
+
+#if TERN_KSET_AVX2
+#define TERN_KSET_AVX2_NAME " avx2"
+#else
+#define TERN_KSET_AVX2_NAME ""
+#endif
+#if TERN_KSET_AVX512
+#define TERN_KSET_AVX512_NAME " avx512"
+#else
+#define TERN_KSET_AVX512_NAME ""
+#endif
+#if TERN_KSET_NEON
+#define TERN_KSET_NEON_NAME " neon"
+#else
+#define TERN_KSET_NEON_NAME ""
+#endif
+extern "C" const char * tern_kernels_compiled_names(void) {
+    return "scalar" TERN_KSET_AVX2_NAME TERN_KSET_AVX512_NAME TERN_KSET_NEON_NAME;
 }
 
 extern "C" const char * tern_model_load_path(const tern_model * m) { return m ? m->files.load_path : ""; }

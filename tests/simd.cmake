@@ -1,2 +1,2 @@
-# SIMD kernels against their scalar references (bit-identical results).
-tern_add_test(NAME test_vec_dot_simd SOURCES test_vec_dot_simd.cpp)
+# Every kernel set this build has and this CPU runs, against the scalar references.
+tern_add_test(NAME test_kernel_sets SOURCES test_kernel_sets.cpp)

@@ -1,6 +1,6 @@
 // CPU ops vs naive double-precision references on random data with odd sizes;
-// SIMD kernels vs their scalar references; results bit-identical for 1, 2, 3
-// and 8 threads.
+// results bit-identical for 1, 2, 3 and 8 threads (the kernel sets against
+// their references: test_kernel_sets).
 #include <functional>
 #include <math.h>
 #include "cpu_test_util.h"
@@ -297,53 +297,9 @@ static void test_attn(tern_type kv_type, int64_t hd, int64_t n_kv) {
                 kv_type == TERN_TYPE_F16 ? 1e-3 : 2e-5);
 }
 
-// The selected kernels against the scalar references (identical in a scalar build).
-static void test_kernels_vs_reference() {
-    for (int64_t n : { 1, 7, 16, 33, 172, 1000 }) {
-        std::vector<float> x = random_floats(g_rng, n, -3, 3), y = random_floats(g_rng, n, -3, 3), w = random_floats(g_rng, n);
-        std::vector<tern_fp16> xh(n), yh(n), h1(n), h2(n);
-        tern_kfp32_to_fp16_ref(n, x.data(), xh.data());
-        tern_kfp32_to_fp16_ref(n, y.data(), yh.data());
-        auto rel = [](double a, double b, double scale) { return fabs(a - b) <= 1e-5 * scale + 1e-6; };
-        double abs_dot = 0;
-        for (int64_t i = 0; i < n; i++) abs_dot += fabs(x[i] * y[i]);
-        CHECK_MSG(rel(tern_kdot_f32(n, x.data(), y.data()), tern_kdot_f32_ref(n, x.data(), y.data()), abs_dot), "dot_f32 n=%lld", (long long) n);
-        CHECK_MSG(rel(tern_kdot_f16(n, xh.data(), yh.data()), tern_kdot_f16_ref(n, xh.data(), yh.data()), abs_dot), "dot_f16 n=%lld", (long long) n);
-        CHECK(rel(tern_ksumsq_f32(n, x.data()), tern_ksumsq_f32_ref(n, x.data()), 1e-3 * tern_ksumsq_f32_ref(n, x.data())));
-        std::vector<float> a1(y), a2(y);
-        tern_kmad_f32(n, a1.data(), x.data(), 0.7f);
-        tern_kmad_f32_ref(n, a2.data(), x.data(), 0.7f);
-        CHECK_MSG(a1 == a2, "mad_f32 n=%lld", (long long) n);
-        a1 = y; a2 = y;
-        tern_kmad_f16(n, a1.data(), xh.data(), -1.3f);
-        tern_kmad_f16_ref(n, a2.data(), xh.data(), -1.3f);
-        CHECK_MSG(a1 == a2, "mad_f16 n=%lld", (long long) n);
-        for (const float * wp : { (const float *) NULL, (const float *) w.data() }) {
-            tern_kscale_mul_f32(n, a1.data(), x.data(), 0.3f, wp);
-            tern_kscale_mul_f32_ref(n, a2.data(), x.data(), 0.3f, wp);
-            CHECK_MSG(a1 == a2, "scale_mul n=%lld", (long long) n);
-        }
-        tern_kadd_f32(n, a1.data(), x.data(), y.data());
-        tern_kadd_f32_ref(n, a2.data(), x.data(), y.data());
-        CHECK(a1 == a2);
-        tern_kmul_f32(n, a1.data(), x.data(), y.data());
-        tern_kmul_f32_ref(n, a2.data(), x.data(), y.data());
-        CHECK(a1 == a2);
-        std::vector<float> big = random_floats(g_rng, n, -70000, 70000);
-        big[0] = 1e-7f;  // F16 subnormal
-        tern_kfp32_to_fp16(n, big.data(), h1.data());
-        tern_kfp32_to_fp16_ref(n, big.data(), h2.data());
-        CHECK_MSG(h1 == h2, "fp32_to_fp16 n=%lld", (long long) n);
-        tern_kfp16_to_fp32(n, h1.data(), a1.data());
-        tern_kfp16_to_fp32_ref(n, h1.data(), a2.data());
-        CHECK(memcmp(a1.data(), a2.data(), n * 4) == 0);
-    }
-}
-
 int main() {
-    printf("kernels: %s\n", TERN_KERNELS_NAME);
+    printf("kernels: %s\n", tern_kernels_name());
     for (int k = 0; k < 4; k++) g_pools[k] = test_pool(g_threads[k]);
-    test_kernels_vs_reference();
     test_get_rows();
     test_rms_norm();
     test_elementwise();

@@ -1,15 +1,24 @@
-// Without SIMD the selected kernels are the references (see vec.h).
+// The scalar kernel set: the references themselves (see kernel_set.h). Every
+// other set starts from this one and overrides what it does better.
+#include "cpu/kernels/kernel_set.h"
 #include "cpu/kernels/vec.h"
 
-#if TERN_KERNELS_SCALAR
-float  tern_kdot_f32(int64_t n, const float * x, const float * y) { return tern_kdot_f32_ref(n, x, y); }
-float  tern_kdot_f16(int64_t n, const tern_fp16 * x, const tern_fp16 * y) { return tern_kdot_f16_ref(n, x, y); }
-double tern_ksumsq_f32(int64_t n, const float * x) { return tern_ksumsq_f32_ref(n, x); }
-void   tern_kmad_f32(int64_t n, float * y, const float * x, float s) { tern_kmad_f32_ref(n, y, x, s); }
-void   tern_kmad_f16(int64_t n, float * y, const tern_fp16 * x, float s) { tern_kmad_f16_ref(n, y, x, s); }
-void   tern_kscale_mul_f32(int64_t n, float * y, const float * x, float s, const float * w) { tern_kscale_mul_f32_ref(n, y, x, s, w); }
-void   tern_kadd_f32(int64_t n, float * z, const float * x, const float * y) { tern_kadd_f32_ref(n, z, x, y); }
-void   tern_kmul_f32(int64_t n, float * z, const float * x, const float * y) { tern_kmul_f32_ref(n, z, x, y); }
-void   tern_kfp32_to_fp16(int64_t n, const float * x, tern_fp16 * y) { tern_kfp32_to_fp16_ref(n, x, y); }
-void   tern_kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) { tern_kfp16_to_fp32_ref(n, x, y); }
-#endif
+void tern_fill_scalar(tern_kernel_set * ks) {
+    ks->name = "scalar";
+    ks->dot_f32 = tern_kdot_f32_ref;
+    ks->dot_f16 = tern_kdot_f16_ref;
+    ks->sumsq_f32 = tern_ksumsq_f32_ref;
+    ks->mad_f32 = tern_kmad_f32_ref;
+    ks->mad_f16 = tern_kmad_f16_ref;
+    ks->scale_mul_f32 = tern_kscale_mul_f32_ref;
+    ks->add_f32 = tern_kadd_f32_ref;
+    ks->mul_f32 = tern_kmul_f32_ref;
+    ks->fp32_to_fp16 = tern_kfp32_to_fp16_ref;
+    ks->fp16_to_fp32 = tern_kfp16_to_fp32_ref;
+    for (int t = 0; t < TERN_TYPE_COUNT; t++) {
+        const tern_type_traits * tr = tern_type_traits_get((tern_type) t);
+        ks->vec_dot[t] = tr ? tr->vec_dot : nullptr;
+        ks->gemm[t] = nullptr;
+        ks->quantize_act[t] = tr ? tr->from_float_act : nullptr;
+    }
+}

@@ -1,19 +1,43 @@
-// MUL_MAT: dst [N, M] = W [K, N] x X [K, M], through the weight type's traits.
+// MUL_MAT: dst [N, M] = W [K, N] x X [K, M], through the kernel set's tiles.
 //
-// Phase 1 (unless the dot type is F32): the M activation rows are converted
-// once to the weight's vec_dot_type into the work buffer, rows split across
-// workers; a barrier. Phase 2: the N weight rows are split across workers and
-// each output value dst[m][n] is ONE vec_dot(K, W row n, X row m) call, so the
-// result does not depend on the thread count. Tiles of TILE x TILE keep a few
-// weight rows hot in cache while the activation rows stream past.
+// Phase 1 (unless the dot type is F32): the M activation rows are quantized
+// once to the weight's vec_dot_type (kernel set quantize_act) into the work
+// buffer, rows split across workers; a barrier.
+// Phase 2: the output is cut into chunks of up to CHUNK_N weight rows x
+// CHUNK_M activation rows; workers claim chunks with a fetch_add until none
+// are left, so a slow core does not hold the others at the next barrier.
+// A chunk is one gemm tile call (kernel_set.h), or one vec_dot per output
+// where the set has no tile kernel for the type. Either way each output is
+// computed by one call from its two rows alone, so the result does not
+// depend on the thread count, the chunking or the batch split.
 #include "cpu/ops/ops.h"
-#include "cpu/kernels/vec_dot.h"
+#include "cpu/kernels/kernel_set.h"
 #include "cpu/threadpool.h"
 #include "tensor/types.h"
 
-enum { TILE = 16 };
+namespace {
 
-static bool needs_conversion(const tern_type_traits * tr) { return tr->vec_dot_type != TERN_TYPE_F32; }
+const int64_t CHUNK_M = 64;
+
+bool needs_conversion(const tern_type_traits * tr) { return tr->vec_dot_type != TERN_TYPE_F32; }
+
+// Weight rows per chunk: at most 64 (a block of weights that stays in L2
+// while the activation rows stream past), and small enough that every worker
+// gets several chunks of a one-row (decode) product.
+int64_t chunk_rows(int64_t N, int64_t M, int32_t nth) {
+    int64_t rows = 64;
+    if (M <= 4) {
+        while (rows > 8 && N / rows < 4 * (int64_t) nth) rows /= 2;
+    }
+    return rows;
+}
+
+// X's rows at one stride (2-D, or 3-D with the planes back to back)?
+bool rows_uniform(const tern_tensor * x) {
+    return x->ne[2] * x->ne[3] == 1 || (x->nb[2] == x->nb[1] * (size_t) x->ne[1] && (x->ne[3] == 1 || x->nb[3] == x->nb[2] * (size_t) x->ne[2]));
+}
+
+} // namespace
 
 size_t tern_op_mul_mat_work_size(const tern_tensor * dst, int32_t n_threads) {
     const tern_tensor * w = dst->src[0];
@@ -27,35 +51,44 @@ void tern_op_mul_mat(const tern_op_ctx * c, tern_tensor * dst) {
     const tern_tensor * w = dst->src[0];  // [K, N] contiguous, any type
     const tern_tensor * x = dst->src[1];  // F32 [K, M...]
     const tern_type_traits * tr = tern_type_traits_get(w->type);
-    const tern_vec_dot_fn vec_dot = tern_cpu_vec_dot(w->type);  // SIMD or reference; once per node
+    const tern_kernel_set * ks = tern_kernels();
     const int64_t K = w->ne[0], N = w->ne[1], M = tern_n_rows(x);
 
     const bool convert = needs_conversion(tr);
     const size_t act_row_size = convert ? tern_row_size(tr->vec_dot_type, K) : 0;
     if (convert) {
-        const tern_from_float_fn from_float = tern_type_traits_get(tr->vec_dot_type)->from_float_act;
+        const tern_from_float_fn quantize = ks->quantize_act[tr->vec_dot_type];
         int64_t m0, m1;
         tern_split_rows(M, c->ith, c->nth, &m0, &m1);
         for (int64_t m = m0; m < m1; m++) {
-            from_float((const float *) tern_row_flat(x, m), (uint8_t *) c->work + m * act_row_size, K);
+            quantize((const float *) tern_row_flat(x, m), (uint8_t *) c->work + m * act_row_size, K);
         }
         tern_threadpool_barrier(c->pool);
     }
+    const uint8_t * act = convert ? (const uint8_t *) c->work : (const uint8_t *) x->data;
+    const size_t act_stride = convert ? act_row_size : x->nb[1];
+    const tern_gemm_fn gemm = (convert || rows_uniform(x)) ? ks->gemm[w->type] : nullptr;
+    const tern_vec_dot_fn vec_dot = ks->vec_dot[w->type];
 
-    int64_t n0, n1;
-    tern_split_rows(N, c->ith, c->nth, &n0, &n1);
+    const int64_t cn = chunk_rows(N, M, c->nth);
+    const int64_t n_chunks_n = (N + cn - 1) / cn, n_chunks_m = (M + CHUNK_M - 1) / CHUNK_M;
+    const int64_t n_chunks = n_chunks_n * n_chunks_m;
+    const uint8_t * wdata = (const uint8_t *) w->data;
+    const size_t w_stride = w->nb[1];
     float * out = (float *) dst->data;  // contiguous: (n, m) at m * N + n
-    for (int64_t nt = n0; nt < n1; nt += TILE) {
-        const int64_t nt1 = nt + TILE < n1 ? nt + TILE : n1;
-        for (int64_t mt = 0; mt < M; mt += TILE) {
-            const int64_t mt1 = mt + TILE < M ? mt + TILE : M;
-            for (int64_t m = mt; m < mt1; m++) {
-                const void * act = convert ? (const void *) ((const uint8_t *) c->work + m * act_row_size)
-                                           : (const void *) tern_row_flat(x, m);
-                for (int64_t n = nt; n < nt1; n++) {
-                    vec_dot(K, &out[m * N + n], (const uint8_t *) w->data + n * w->nb[1], act);
-                }
-            }
+    for (;;) {
+        const int64_t chunk = c->chunk->fetch_add(1, std::memory_order_relaxed);
+        if (chunk >= n_chunks) break;
+        // Consecutive chunks share their weight rows (m varies fastest).
+        const int64_t n0 = (chunk / n_chunks_m) * cn, m0 = (chunk % n_chunks_m) * CHUNK_M;
+        const int64_t nr = N - n0 < cn ? N - n0 : cn, nc = M - m0 < CHUNK_M ? M - m0 : CHUNK_M;
+        if (gemm) {
+            gemm(K, nr, nc, wdata + n0 * w_stride, w_stride, act + m0 * act_stride, act_stride, out + m0 * N + n0, N);
+            continue;
+        }
+        for (int64_t m = m0; m < m0 + nc; m++) {
+            const void * a = convert ? (const void *) (act + m * act_stride) : (const void *) tern_row_flat(x, m);
+            for (int64_t n = n0; n < n0 + nr; n++) vec_dot(K, &out[m * N + n], wdata + n * w_stride, a);
         }
     }
 }

@@ -8,6 +8,7 @@
 // the caller: an index out of range gives a zero row (get_rows) or no write
 // (set_rows), never a stray memory access.
 #pragma once
+#include <atomic>
 #include <stddef.h>
 #include <stdint.h>
 #include "graph/graph.h"
@@ -20,6 +21,8 @@ struct tern_op_ctx {
     void *            work;       // node scratch, tern_op_work_size() bytes, 64-byte aligned, shared by all workers
     size_t            work_size;
     tern_threadpool * pool;       // for ops with phases (mul_mat): tern_threadpool_barrier(pool)
+    // Work chunks claimed by fetch_add (mul_mat): zero when the node starts, for this node alone.
+    std::atomic<int64_t> * chunk;
 };
 
 // Rows [*r0, *r1) of n for worker ith of nth: contiguous, balanced, covering n.

@@ -3,12 +3,11 @@
 // Tails fall back to the reference loop.
 #include "cpu/kernels/vec.h"
 
-#if TERN_KERNELS_NEON
 #include <arm_neon.h>
 
 static inline float32x4_t load_f16x4(const tern_fp16 * p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
 
-float tern_kdot_f32(int64_t n, const float * x, const float * y) {
+static float kdot_f32(int64_t n, const float * x, const float * y) {
     float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -18,7 +17,7 @@ float tern_kdot_f32(int64_t n, const float * x, const float * y) {
     return vaddvq_f32(vaddq_f32(acc0, acc1)) + tern_kdot_f32_ref(n - i, x + i, y + i);
 }
 
-float tern_kdot_f16(int64_t n, const tern_fp16 * x, const tern_fp16 * y) {
+static float kdot_f16(int64_t n, const tern_fp16 * x, const tern_fp16 * y) {
     float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -28,7 +27,7 @@ float tern_kdot_f16(int64_t n, const tern_fp16 * x, const tern_fp16 * y) {
     return vaddvq_f32(vaddq_f32(acc0, acc1)) + tern_kdot_f16_ref(n - i, x + i, y + i);
 }
 
-double tern_ksumsq_f32(int64_t n, const float * x) {
+static double ksumsq_f32(int64_t n, const float * x) {
     float64x2_t acc0 = vdupq_n_f64(0.0), acc1 = vdupq_n_f64(0.0);
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) {
@@ -40,21 +39,21 @@ double tern_ksumsq_f32(int64_t n, const float * x) {
     return vaddvq_f64(vaddq_f64(acc0, acc1)) + tern_ksumsq_f32_ref(n - i, x + i);
 }
 
-void tern_kmad_f32(int64_t n, float * y, const float * x, float s) {
+static void kmad_f32(int64_t n, float * y, const float * x, float s) {
     const float32x4_t vs = vdupq_n_f32(s);
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vaddq_f32(vld1q_f32(y + i), vmulq_f32(vs, vld1q_f32(x + i))));
     tern_kmad_f32_ref(n - i, y + i, x + i, s);
 }
 
-void tern_kmad_f16(int64_t n, float * y, const tern_fp16 * x, float s) {
+static void kmad_f16(int64_t n, float * y, const tern_fp16 * x, float s) {
     const float32x4_t vs = vdupq_n_f32(s);
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vaddq_f32(vld1q_f32(y + i), vmulq_f32(vs, load_f16x4(x + i))));
     tern_kmad_f16_ref(n - i, y + i, x + i, s);
 }
 
-void tern_kscale_mul_f32(int64_t n, float * y, const float * x, float s, const float * w) {
+static void kscale_mul_f32(int64_t n, float * y, const float * x, float s, const float * w) {
     const float32x4_t vs = vdupq_n_f32(s);
     int64_t i = 0;
     if (w) {
@@ -66,28 +65,39 @@ void tern_kscale_mul_f32(int64_t n, float * y, const float * x, float s, const f
     }
 }
 
-void tern_kadd_f32(int64_t n, float * z, const float * x, const float * y) {
+static void kadd_f32(int64_t n, float * z, const float * x, const float * y) {
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) vst1q_f32(z + i, vaddq_f32(vld1q_f32(x + i), vld1q_f32(y + i)));
     tern_kadd_f32_ref(n - i, z + i, x + i, y + i);
 }
 
-void tern_kmul_f32(int64_t n, float * z, const float * x, const float * y) {
+static void kmul_f32(int64_t n, float * z, const float * x, const float * y) {
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) vst1q_f32(z + i, vmulq_f32(vld1q_f32(x + i), vld1q_f32(y + i)));
     tern_kmul_f32_ref(n - i, z + i, x + i, y + i);
 }
 
-void tern_kfp32_to_fp16(int64_t n, const float * x, tern_fp16 * y) {
+static void kfp32_to_fp16(int64_t n, const float * x, tern_fp16 * y) {
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) vst1_u16(y + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(x + i))));
     tern_kfp32_to_fp16_ref(n - i, x + i, y + i);
 }
 
-void tern_kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) {
+static void kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) {
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) vst1q_f32(y + i, load_f16x4(x + i));
     tern_kfp16_to_fp32_ref(n - i, x + i, y + i);
 }
 
-#endif  // TERN_KERNELS_NEON
+void tern_fill_vec_neon(tern_kernel_set * ks) {
+    ks->dot_f32 = kdot_f32;
+    ks->dot_f16 = kdot_f16;
+    ks->sumsq_f32 = ksumsq_f32;
+    ks->mad_f32 = kmad_f32;
+    ks->mad_f16 = kmad_f16;
+    ks->scale_mul_f32 = kscale_mul_f32;
+    ks->add_f32 = kadd_f32;
+    ks->mul_f32 = kmul_f32;
+    ks->fp32_to_fp16 = kfp32_to_fp16;
+    ks->fp16_to_fp32 = kfp16_to_fp32;
+}

@@ -1,9 +1,9 @@
-// AVX2 + FMA + F16C kernels (see vec.h); with AVX-512 on, the kernels that
-// x86/vec_avx512.cpp widens come from there and the rest from here. Tails
+// AVX2 + FMA + F16C vector kernels (see vec.h) of the avx2 kernel set; the
+// avx512 set starts from these and widens some (x86/vec_avx512.cpp). Tails
 // fall back to the reference loop, element for element the same operations.
+// Compiled with the avx2 target flags: only static functions here.
 #include "cpu/kernels/vec.h"
 
-#if TERN_KERNELS_AVX2 || TERN_KERNELS_AVX512
 #include <immintrin.h>
 
 static inline float hsum256(__m256 v) {
@@ -15,8 +15,7 @@ static inline float hsum256(__m256 v) {
 
 static inline __m256 load_f16x8(const tern_fp16 * p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) p)); }
 
-#if TERN_KERNELS_AVX2
-float tern_kdot_f32(int64_t n, const float * x, const float * y) {
+static float kdot_f32(int64_t n, const float * x, const float * y) {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -27,7 +26,7 @@ float tern_kdot_f32(int64_t n, const float * x, const float * y) {
     return hsum256(_mm256_add_ps(acc0, acc1)) + tern_kdot_f32_ref(n - i, x + i, y + i);
 }
 
-float tern_kdot_f16(int64_t n, const tern_fp16 * x, const tern_fp16 * y) {
+static float kdot_f16(int64_t n, const tern_fp16 * x, const tern_fp16 * y) {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -38,21 +37,21 @@ float tern_kdot_f16(int64_t n, const tern_fp16 * x, const tern_fp16 * y) {
     return hsum256(_mm256_add_ps(acc0, acc1)) + tern_kdot_f16_ref(n - i, x + i, y + i);
 }
 
-void tern_kmad_f32(int64_t n, float * y, const float * x, float s) {
+static void kmad_f32(int64_t n, float * y, const float * x, float s) {
     const __m256 vs = _mm256_set1_ps(s);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), _mm256_mul_ps(vs, _mm256_loadu_ps(x + i))));
     tern_kmad_f32_ref(n - i, y + i, x + i, s);
 }
 
-void tern_kmad_f16(int64_t n, float * y, const tern_fp16 * x, float s) {
+static void kmad_f16(int64_t n, float * y, const tern_fp16 * x, float s) {
     const __m256 vs = _mm256_set1_ps(s);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), _mm256_mul_ps(vs, load_f16x8(x + i))));
     tern_kmad_f16_ref(n - i, y + i, x + i, s);
 }
 
-void tern_kfp32_to_fp16(int64_t n, const float * x, tern_fp16 * y) {
+static void kfp32_to_fp16(int64_t n, const float * x, tern_fp16 * y) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         _mm_storeu_si128((__m128i *) (y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
@@ -60,14 +59,13 @@ void tern_kfp32_to_fp16(int64_t n, const float * x, tern_fp16 * y) {
     tern_kfp32_to_fp16_ref(n - i, x + i, y + i);
 }
 
-void tern_kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) {
+static void kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, load_f16x8(x + i));
     tern_kfp16_to_fp32_ref(n - i, x + i, y + i);
 }
-#endif  // TERN_KERNELS_AVX2
 
-double tern_ksumsq_f32(int64_t n, const float * x) {
+static double ksumsq_f32(int64_t n, const float * x) {
     __m256d acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd();
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -81,7 +79,7 @@ double tern_ksumsq_f32(int64_t n, const float * x) {
     return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + tern_ksumsq_f32_ref(n - i, x + i);
 }
 
-void tern_kscale_mul_f32(int64_t n, float * y, const float * x, float s, const float * w) {
+static void kscale_mul_f32(int64_t n, float * y, const float * x, float s, const float * w) {
     const __m256 vs = _mm256_set1_ps(s);
     int64_t i = 0;
     if (w) {
@@ -93,16 +91,27 @@ void tern_kscale_mul_f32(int64_t n, float * y, const float * x, float s, const f
     }
 }
 
-void tern_kadd_f32(int64_t n, float * z, const float * x, const float * y) {
+static void kadd_f32(int64_t n, float * z, const float * x, const float * y) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(z + i, _mm256_add_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
     tern_kadd_f32_ref(n - i, z + i, x + i, y + i);
 }
 
-void tern_kmul_f32(int64_t n, float * z, const float * x, const float * y) {
+static void kmul_f32(int64_t n, float * z, const float * x, const float * y) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(z + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
     tern_kmul_f32_ref(n - i, z + i, x + i, y + i);
 }
 
-#endif  // TERN_KERNELS_AVX2 || TERN_KERNELS_AVX512
+void tern_fill_vec_avx2(tern_kernel_set * ks) {
+    ks->dot_f32 = kdot_f32;
+    ks->dot_f16 = kdot_f16;
+    ks->sumsq_f32 = ksumsq_f32;
+    ks->mad_f32 = kmad_f32;
+    ks->mad_f16 = kmad_f16;
+    ks->scale_mul_f32 = kscale_mul_f32;
+    ks->add_f32 = kadd_f32;
+    ks->mul_f32 = kmul_f32;
+    ks->fp32_to_fp16 = kfp32_to_fp16;
+    ks->fp16_to_fp32 = kfp16_to_fp32;
+}

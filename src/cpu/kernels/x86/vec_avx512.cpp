@@ -1,9 +1,9 @@
-// AVX-512 kernels (see vec.h): the dot products, multiply-adds and F16
-// conversions of attention and the KV-cache writes, 16 lanes wide. The
-// remaining kernels come from x86/vec_avx2.cpp.
+// AVX-512 vector kernels (see vec.h) of the avx512 kernel set: the dot
+// products, multiply-adds and F16 conversions of attention and the KV-cache
+// writes, 16 lanes wide; the set keeps the avx2 ones for the rest.
+// Compiled with the avx512 target flags: only static functions here.
 #include "cpu/kernels/vec.h"
 
-#if TERN_KERNELS_AVX512
 #include <immintrin.h>
 
 // GCC 12 flags the deliberately undefined registers inside avx512fintrin.h
@@ -15,7 +15,7 @@
 
 static inline __m512 load_f16x16(const tern_fp16 * p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) p)); }
 
-float tern_kdot_f32(int64_t n, const float * x, const float * y) {
+static float kdot_f32(int64_t n, const float * x, const float * y) {
     __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
@@ -26,7 +26,7 @@ float tern_kdot_f32(int64_t n, const float * x, const float * y) {
     return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) + tern_kdot_f32_ref(n - i, x + i, y + i);
 }
 
-float tern_kdot_f16(int64_t n, const tern_fp16 * x, const tern_fp16 * y) {
+static float kdot_f16(int64_t n, const tern_fp16 * x, const tern_fp16 * y) {
     __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
@@ -37,21 +37,21 @@ float tern_kdot_f16(int64_t n, const tern_fp16 * x, const tern_fp16 * y) {
     return _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1)) + tern_kdot_f16_ref(n - i, x + i, y + i);
 }
 
-void tern_kmad_f32(int64_t n, float * y, const float * x, float s) {
+static void kmad_f32(int64_t n, float * y, const float * x, float s) {
     const __m512 vs = _mm512_set1_ps(s);
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(y + i), _mm512_mul_ps(vs, _mm512_loadu_ps(x + i))));
     tern_kmad_f32_ref(n - i, y + i, x + i, s);
 }
 
-void tern_kmad_f16(int64_t n, float * y, const tern_fp16 * x, float s) {
+static void kmad_f16(int64_t n, float * y, const tern_fp16 * x, float s) {
     const __m512 vs = _mm512_set1_ps(s);
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_add_ps(_mm512_loadu_ps(y + i), _mm512_mul_ps(vs, load_f16x16(x + i))));
     tern_kmad_f16_ref(n - i, y + i, x + i, s);
 }
 
-void tern_kfp32_to_fp16(int64_t n, const float * x, tern_fp16 * y) {
+static void kfp32_to_fp16(int64_t n, const float * x, tern_fp16 * y) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) {
         _mm256_storeu_si256((__m256i *) (y + i), _mm512_cvtps_ph(_mm512_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
@@ -59,10 +59,17 @@ void tern_kfp32_to_fp16(int64_t n, const float * x, tern_fp16 * y) {
     tern_kfp32_to_fp16_ref(n - i, x + i, y + i);
 }
 
-void tern_kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) {
+static void kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, load_f16x16(x + i));
     tern_kfp16_to_fp32_ref(n - i, x + i, y + i);
 }
 
-#endif  // TERN_KERNELS_AVX512
+void tern_fill_vec_avx512(tern_kernel_set * ks) {
+    ks->dot_f32 = kdot_f32;
+    ks->dot_f16 = kdot_f16;
+    ks->mad_f32 = kmad_f32;
+    ks->mad_f16 = kmad_f16;
+    ks->fp32_to_fp16 = kfp32_to_fp16;
+    ks->fp16_to_fp32 = kfp16_to_fp32;
+}

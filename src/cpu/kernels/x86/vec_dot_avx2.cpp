@@ -1,4 +1,5 @@
-// AVX2 + FMA + F16C vec_dot kernels, bit-identical to the scalar references.
+// AVX2 + FMA + F16C vec_dot kernels of the avx2 kernel set, bit-identical to
+// the scalar references. Compiled with the avx2 target flags.
 //
 // Integer part (where SIMD pays). One 32-value block is one __m256i of levels
 // times one __m256i of activation levels; the products are summed, exactly,
@@ -33,9 +34,8 @@
 // Q6_K 32, else 0); maddubs makes int16 pairs, madd with the sub-block scales
 // int32 lanes, and one horizontal sum gives isum. mins is a madd of the 16
 // sub-block mins with the 16 bsums.
-#include "cpu/kernels/vec_dot.h"
+#include "cpu/kernels/kernel_set.h"
 
-#if TERN_VEC_DOT_X86
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
@@ -373,16 +373,50 @@ void vec_dot_k(int64_t n, float * s, const void * vx, const void * vy) {
 
 }  // namespace
 
-void tern_vec_dot_q8_0_avx2(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_q8_0>(n, s, x, y); }
-void tern_vec_dot_q4_0_avx2(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_q4_0>(n, s, x, y); }
-void tern_vec_dot_q4_1_avx2(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_q4_1>(n, s, x, y); }
-void tern_vec_dot_q5_0_avx2(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_q5_0>(n, s, x, y); }
-void tern_vec_dot_q5_1_avx2(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_q5_1>(n, s, x, y); }
-void tern_vec_dot_iq4_nl_avx2(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_iq4_nl>(n, s, x, y); }
-void tern_vec_dot_q2_K_avx2(int64_t n, float * s, const void * x, const void * y) { vec_dot_k<fmt_q2_K>(n, s, x, y); }
-void tern_vec_dot_q3_K_avx2(int64_t n, float * s, const void * x, const void * y) { vec_dot_k<fmt_q3_K>(n, s, x, y); }
-void tern_vec_dot_q4_K_avx2(int64_t n, float * s, const void * x, const void * y) { vec_dot_k<fmt_q4_K>(n, s, x, y); }
-void tern_vec_dot_q5_K_avx2(int64_t n, float * s, const void * x, const void * y) { vec_dot_k<fmt_q5_K>(n, s, x, y); }
-void tern_vec_dot_q6_K_avx2(int64_t n, float * s, const void * x, const void * y) { vec_dot_k<fmt_q6_K>(n, s, x, y); }
+static void vec_dot_q8_0(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_q8_0>(n, s, x, y); }
+static void vec_dot_q4_0(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_q4_0>(n, s, x, y); }
+static void vec_dot_q4_1(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_q4_1>(n, s, x, y); }
+static void vec_dot_q5_0(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_q5_0>(n, s, x, y); }
+static void vec_dot_q5_1(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_q5_1>(n, s, x, y); }
+static void vec_dot_iq4_nl(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_iq4_nl>(n, s, x, y); }
+static void vec_dot_q2_K(int64_t n, float * s, const void * x, const void * y) { vec_dot_k<fmt_q2_K>(n, s, x, y); }
+static void vec_dot_q3_K(int64_t n, float * s, const void * x, const void * y) { vec_dot_k<fmt_q3_K>(n, s, x, y); }
+static void vec_dot_q4_K(int64_t n, float * s, const void * x, const void * y) { vec_dot_k<fmt_q4_K>(n, s, x, y); }
+static void vec_dot_q5_K(int64_t n, float * s, const void * x, const void * y) { vec_dot_k<fmt_q5_K>(n, s, x, y); }
+static void vec_dot_q6_K(int64_t n, float * s, const void * x, const void * y) { vec_dot_k<fmt_q6_K>(n, s, x, y); }
 
-#endif  // TERN_VEC_DOT_X86
+void tern_fill_vec_dot_avx2(tern_kernel_set * ks) {
+#if TERN_WITH_TYPE_Q8_0
+    ks->vec_dot[TERN_TYPE_Q8_0] = vec_dot_q8_0;
+#endif
+#if TERN_WITH_TYPE_Q4_0
+    ks->vec_dot[TERN_TYPE_Q4_0] = vec_dot_q4_0;
+#endif
+#if TERN_WITH_TYPE_Q4_1
+    ks->vec_dot[TERN_TYPE_Q4_1] = vec_dot_q4_1;
+#endif
+#if TERN_WITH_TYPE_Q5_0
+    ks->vec_dot[TERN_TYPE_Q5_0] = vec_dot_q5_0;
+#endif
+#if TERN_WITH_TYPE_Q5_1
+    ks->vec_dot[TERN_TYPE_Q5_1] = vec_dot_q5_1;
+#endif
+#if TERN_WITH_TYPE_IQ4_NL
+    ks->vec_dot[TERN_TYPE_IQ4_NL] = vec_dot_iq4_nl;
+#endif
+#if TERN_WITH_TYPE_Q2_K
+    ks->vec_dot[TERN_TYPE_Q2_K] = vec_dot_q2_K;
+#endif
+#if TERN_WITH_TYPE_Q3_K
+    ks->vec_dot[TERN_TYPE_Q3_K] = vec_dot_q3_K;
+#endif
+#if TERN_WITH_TYPE_Q4_K
+    ks->vec_dot[TERN_TYPE_Q4_K] = vec_dot_q4_K;
+#endif
+#if TERN_WITH_TYPE_Q5_K
+    ks->vec_dot[TERN_TYPE_Q5_K] = vec_dot_q5_K;
+#endif
+#if TERN_WITH_TYPE_Q6_K
+    ks->vec_dot[TERN_TYPE_Q6_K] = vec_dot_q6_K;
+#endif
+}

@@ -1,0 +1,93 @@
+// The kernel set: every CPU kernel whose best code depends on the processor,
+// gathered in one table per target.
+//
+// How a set is chosen. The build compiles the scalar set always, plus the
+// SIMD sets of its TERN_SIMD setting (tern_config.h, TERN_KSET_*):
+//   auto on x86-64  scalar, avx2 (AVX2+FMA+F16C), avx512 (F/BW/VL/DQ + VNNI),
+//                   each SIMD set in its own translation units compiled with
+//                   that target's flags (x86/*_avx2.cpp, x86/*_avx512.cpp);
+//                   the best one the CPU runs is picked once, at the first
+//                   call of tern_kernels() (CPUID, and XCR0 for the OS-saved
+//                   AVX / AVX-512 state).
+//   auto on AArch64 scalar + neon (NEON is part of the base ISA).
+//   avx2|avx512|neon  pinned: that set (and scalar), no CPU detection; the
+//                   whole library is compiled for the target.
+//   scalar          the references only.
+// The environment variable TERN_KERNELS=scalar|avx2|avx512|neon forces a set
+// lower than the best (for tests, and for users chasing a bug); an unknown or
+// unsupported name is ignored with a warning.
+//
+// A set is filled by chaining: the avx512 fill starts from the avx2 fill,
+// which starts from the scalar fill (the references), so each target only
+// overrides what it does better. Nothing here allocates; the tables are
+// zero-initialized statics filled once (no static constructors).
+//
+// Numerics: kernels marked exact in vec.h give the reference's bits in every
+// set. Matrix tiles (tern_gemm_fn) compute the integer part of each block
+// exactly and may sum the float parts in their own order, so sets differ by
+// rounding; within one set every output value is computed by the same
+// operations wherever its tile falls, so logits do not depend on the thread
+// count or the batch split.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include "tern_config.h"
+#include "core/fp16.h"
+#include "tensor/types.h"
+
+// mul_mat tile: out[m * ldo + n] = dot(W row n, A row m) for n < nr, m < nc.
+//   w: nr weight rows of the weight type, row stride w_stride bytes;
+//   a: nc activation rows of the weight type's vec_dot_type, stride a_stride.
+// Contract: the value of each output depends only on its two rows (not on
+// nr, nc or where the tile starts), so any split of the work gives the same
+// bits.
+typedef void (*tern_gemm_fn)(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_stride,
+                             const void * a, size_t a_stride, float * out, int64_t ldo);
+
+struct tern_kernel_set {
+    const char * name;  // "scalar", "avx2", "avx512", "neon"
+
+    // Vector kernels behind the ops (vec.h describes each).
+    float  (*dot_f32)(int64_t n, const float * x, const float * y);
+    float  (*dot_f16)(int64_t n, const tern_fp16 * x, const tern_fp16 * y);
+    double (*sumsq_f32)(int64_t n, const float * x);
+    void   (*mad_f32)(int64_t n, float * y, const float * x, float s);
+    void   (*mad_f16)(int64_t n, float * y, const tern_fp16 * x, float s);
+    void   (*scale_mul_f32)(int64_t n, float * y, const float * x, float s, const float * w);
+    void   (*add_f32)(int64_t n, float * z, const float * x, const float * y);
+    void   (*mul_f32)(int64_t n, float * z, const float * x, const float * y);
+    void   (*fp32_to_fp16)(int64_t n, const float * x, tern_fp16 * y);
+    void   (*fp16_to_fp32)(int64_t n, const tern_fp16 * x, float * y);
+
+    // Matrix multiplication, indexed by tern_type.
+    tern_vec_dot_fn    vec_dot[TERN_TYPE_COUNT];       // weight type: one dot product
+    tern_gemm_fn       gemm[TERN_TYPE_COUNT];          // weight type: a tile (NULL: vec_dot per output)
+    tern_from_float_fn quantize_act[TERN_TYPE_COUNT];  // dot type: one activation row (F32 -> dot type)
+};
+
+// The set in use (chosen at the first call; thread-safe).
+const tern_kernel_set * tern_kernels(void);
+// The set called `name` if this build has it and this CPU runs it, else NULL.
+const tern_kernel_set * tern_kernels_by_name(const char * name);
+// The sets this build has, best last ("scalar", then the SIMD ones), and how many.
+int tern_kernels_compiled(const char ** names, int max_names);
+
+// Fills, one per target (kernel_set.cpp chains them). Each file of a target
+// contributes its part through its own fill function.
+void tern_fill_scalar(tern_kernel_set * ks);
+#if TERN_KSET_AVX2
+void tern_fill_vec_avx2(tern_kernel_set * ks);
+void tern_fill_vec_dot_avx2(tern_kernel_set * ks);
+void tern_fill_gemm_legacy_avx2(tern_kernel_set * ks);   // Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL
+void tern_fill_gemm_kquant_avx2(tern_kernel_set * ks);   // Q2_K .. Q6_K
+void tern_fill_gemm_float_avx2(tern_kernel_set * ks);    // F32 F16 BF16
+#endif
+#if TERN_KSET_AVX512
+void tern_fill_vec_avx512(tern_kernel_set * ks);
+void tern_fill_gemm_legacy_avx512(tern_kernel_set * ks);
+void tern_fill_gemm_kquant_avx512(tern_kernel_set * ks);
+void tern_fill_gemm_float_avx512(tern_kernel_set * ks);
+#endif
+#if TERN_KSET_NEON
+void tern_fill_vec_neon(tern_kernel_set * ks);
+#endif

@@ -1,0 +1,4 @@
+// PLACEHOLDER: legacy gemm tiles of the avx2 kernel set (being written).
+#include "cpu/kernels/kernel_set.h"
+
+void tern_fill_gemm_legacy_avx2(tern_kernel_set * ks) { (void) ks; }

@@ -1,0 +1,266 @@
+// Every kernel set this build has and this CPU runs, against the scalar
+// references (tern_fill_scalar's set):
+// - vector kernels: "exact" ones bit for bit, sums within a relative 1e-5;
+// - activation quantizers (quantize_act): identical int8 levels wherever the
+//   scale is identical, scales within one float rounding;
+// - vec_dot per weight type: within a relative 2e-6 of sum |block terms|
+//   (the integer part of a block is exact; only float sums may be reordered);
+// - gemm tiles: each output within the same bound of the reference dot, and
+//   bit-identical to the same set's tile computed for that one output alone
+//   (the contract that makes results independent of threads and batch split).
+// Also: TERN_KERNELS picks a lower set; an unknown name falls back to the best.
+#include <stddef.h>
+#include <math.h>
+#include <chrono>
+#include <random>
+#include <vector>
+#include "check.h"
+#include "cpu/kernels/kernel_set.h"
+#include "cpu/kernels/vec.h"
+#include "tensor/blocks.h"
+#include "tern.h"
+
+namespace {
+
+std::mt19937 g_rng(1234);
+
+const tern_type k_weight_types[] = {
+    TERN_TYPE_F32,  TERN_TYPE_F16,  TERN_TYPE_BF16, TERN_TYPE_Q8_0, TERN_TYPE_Q4_0, TERN_TYPE_Q5_0,
+    TERN_TYPE_IQ4_NL, TERN_TYPE_Q4_1, TERN_TYPE_Q5_1, TERN_TYPE_Q4_K, TERN_TYPE_Q6_K, TERN_TYPE_Q5_K,
+    TERN_TYPE_Q3_K, TERN_TYPE_Q2_K,
+};
+
+// Roughly what a layer sees: gaussian values with a few outliers, and rows of
+// different magnitude.
+std::vector<float> random_row(int64_t n) {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+    const float scale = 0.01f + 4.0f * uniform(g_rng);
+    std::vector<float> v((size_t) n);
+    for (float & f : v) f = scale * normal(g_rng) * (uniform(g_rng) < 0.01f ? 20.0f : 1.0f);
+    return v;
+}
+
+// Sets about a quarter of the int8 levels of a Q8_0 / Q8_1 row to the
+// extremes -128 and 127: a file can hold them though the quantizers never
+// write -128, and the kernels must stay exact there too (no int16 overflow).
+void set_extreme_levels(tern_type type, uint8_t * row, int64_t n) {
+    size_t block_size, qs_offset;
+    if (type == TERN_TYPE_Q8_0) { block_size = sizeof(block_q8_0); qs_offset = offsetof(block_q8_0, qs); }
+    else if (type == TERN_TYPE_Q8_1) { block_size = sizeof(block_q8_1); qs_offset = offsetof(block_q8_1, qs); }
+    else return;
+    for (int64_t b = 0; b < n / 32; b++) {
+        int8_t * qs = (int8_t *) (row + b * block_size + qs_offset);
+        for (int j = 0; j < 32; j++) {
+            const unsigned r = g_rng() % 8;
+            if (r == 0) qs[j] = -128;
+            else if (r == 1) qs[j] = 127;
+        }
+    }
+}
+
+// The bound on a reordered float sum: |dot| magnitude from the dequantized rows.
+double magnitude(const tern_type_traits * tw, const tern_type_traits * ta, int64_t n, const uint8_t * w, const uint8_t * a) {
+    std::vector<float> fw((size_t) n), fa((size_t) n);
+    tw->to_float(w, fw.data(), n);
+    if (ta->to_float) ta->to_float(a, fa.data(), n);
+    else return INFINITY;
+    double m = 0;
+    for (int64_t i = 0; i < n; i++) m += fabs((double) fw[i] * fa[i]);
+    return m;
+}
+
+bool close(double got, double want, double mag) { return fabs(got - want) <= 2e-6 * mag + 1e-30; }
+
+void test_vector_kernels(const tern_kernel_set * ks) {
+    for (int64_t n : {1, 7, 16, 33, 172, 1000}) {
+        std::vector<float> x = random_row(n), y = random_row(n), w = random_row(n);
+        std::vector<tern_fp16> xh(n), yh(n), h1(n), h2(n);
+        tern_kfp32_to_fp16_ref(n, x.data(), xh.data());
+        tern_kfp32_to_fp16_ref(n, y.data(), yh.data());
+        auto rel = [](double a, double b, double scale) { return fabs(a - b) <= 1e-5 * scale + 1e-6; };
+        double abs_dot = 0;
+        for (int64_t i = 0; i < n; i++) abs_dot += fabs(x[i] * y[i]);
+        CHECK_MSG(rel(ks->dot_f32(n, x.data(), y.data()), tern_kdot_f32_ref(n, x.data(), y.data()), abs_dot), "%s dot_f32 n=%lld", ks->name, (long long) n);
+        CHECK_MSG(rel(ks->dot_f16(n, xh.data(), yh.data()), tern_kdot_f16_ref(n, xh.data(), yh.data()), abs_dot), "%s dot_f16 n=%lld", ks->name, (long long) n);
+        CHECK(rel(ks->sumsq_f32(n, x.data()), tern_ksumsq_f32_ref(n, x.data()), 1e-3 * tern_ksumsq_f32_ref(n, x.data())));
+        std::vector<float> a1(y), a2(y);
+        ks->mad_f32(n, a1.data(), x.data(), 0.7f);
+        tern_kmad_f32_ref(n, a2.data(), x.data(), 0.7f);
+        CHECK_MSG(a1 == a2, "%s mad_f32 n=%lld", ks->name, (long long) n);
+        a1 = y; a2 = y;
+        ks->mad_f16(n, a1.data(), xh.data(), -1.3f);
+        tern_kmad_f16_ref(n, a2.data(), xh.data(), -1.3f);
+        CHECK_MSG(a1 == a2, "%s mad_f16 n=%lld", ks->name, (long long) n);
+        for (const float * wp : {(const float *) NULL, (const float *) w.data()}) {
+            ks->scale_mul_f32(n, a1.data(), x.data(), 0.3f, wp);
+            tern_kscale_mul_f32_ref(n, a2.data(), x.data(), 0.3f, wp);
+            CHECK_MSG(a1 == a2, "%s scale_mul n=%lld", ks->name, (long long) n);
+        }
+        ks->add_f32(n, a1.data(), x.data(), y.data());
+        tern_kadd_f32_ref(n, a2.data(), x.data(), y.data());
+        CHECK(a1 == a2);
+        ks->mul_f32(n, a1.data(), x.data(), y.data());
+        tern_kmul_f32_ref(n, a2.data(), x.data(), y.data());
+        CHECK(a1 == a2);
+        std::uniform_real_distribution<float> wide(-70000.0f, 70000.0f);
+        std::vector<float> big((size_t) n);
+        for (float & f : big) f = wide(g_rng);
+        big[0] = 1e-7f;  // F16 subnormal
+        ks->fp32_to_fp16(n, big.data(), h1.data());
+        tern_kfp32_to_fp16_ref(n, big.data(), h2.data());
+        CHECK_MSG(h1 == h2, "%s fp32_to_fp16 n=%lld", ks->name, (long long) n);
+        ks->fp16_to_fp32(n, h1.data(), a1.data());
+        tern_kfp16_to_fp32_ref(n, h1.data(), a2.data());
+        CHECK(memcmp(a1.data(), a2.data(), n * 4) == 0);
+    }
+}
+
+// Activation quantizers: same bytes as the reference, or (a SIMD reciprocal
+// may round the scale differently) the same scale within 1 ulp and levels
+// within 1.
+void test_quantize_act(const tern_kernel_set * ks) {
+    for (tern_type t : {TERN_TYPE_Q8_0, TERN_TYPE_Q8_1, TERN_TYPE_Q8_K, TERN_TYPE_F16, TERN_TYPE_BF16}) {
+        const tern_type_traits * tr = tern_type_traits_get(t);
+        if (!tr || !tr->from_float_act || !ks->quantize_act[t]) continue;
+        int differ = 0;
+        for (int64_t blocks : {1, 3, 8}) {
+            const int64_t n = blocks * 256;
+            const size_t sz = tern_row_size(t, n);
+            std::vector<float> x = random_row(n), back1((size_t) n), back2((size_t) n);
+            x[5] = 0.0f;
+            std::vector<uint8_t> r1(sz), r2(sz);
+            ks->quantize_act[t](x.data(), r1.data(), n);
+            tr->from_float_act(x.data(), r2.data(), n);
+            if (r1 == r2) continue;
+            differ++;
+            if (!tr->to_float) continue;
+            tr->to_float(r1.data(), back1.data(), n);
+            tr->to_float(r2.data(), back2.data(), n);
+            double amax = 0;
+            for (float v : x) amax = fmax(amax, fabs(v));
+            for (int64_t i = 0; i < n; i++) {
+                CHECK_MSG(fabs(back1[i] - back2[i]) <= amax / 127.0 * 1.01 + 1e-30, "%s quantize_act %s value %lld: %g vs %g",
+                          ks->name, tr->name, (long long) i, back1[i], back2[i]);
+            }
+        }
+        printf("%-7s quantize_act %-7s %s\n", ks->name, tr->name, differ ? "within one level" : "bit-identical");
+    }
+}
+
+// ns per output of f over rows x one activation row (not asserted).
+double ns_per_dot(tern_vec_dot_fn f, int64_t n, const std::vector<uint8_t> & w, size_t w_size, const uint8_t * a) {
+    const int n_w = (int) (w.size() / w_size);
+    float sink = 0.0f;
+    const auto t0 = std::chrono::steady_clock::now();
+    int calls = 0;
+    for (int rep = 0; rep < 10; rep++) {
+        for (int i = 0; i < n_w; i++, calls++) {
+            float s;
+            f(n, &s, w.data() + i * w_size, a);
+            sink += s;
+        }
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    if (sink == 1.2345f) printf(" ");  // keeps the calls
+    return std::chrono::duration<double, std::nano>(t1 - t0).count() / calls;
+}
+
+void test_matmul_kernels(const tern_kernel_set * ks, const tern_kernel_set * ref_set) {
+    const int n_w = 13, n_a = 9;  // odd tile remainders on purpose
+    for (tern_type t : k_weight_types) {
+        const tern_type_traits * tr = tern_type_traits_get(t);
+        if (!tr || !tr->vec_dot) continue;  // not compiled in
+        const tern_type_traits * act = tern_type_traits_get(tr->vec_dot_type);
+        const tern_vec_dot_fn ref = ref_set->vec_dot[t], dot = ks->vec_dot[t];
+        const tern_gemm_fn gemm = ks->gemm[t];
+        CHECK_MSG(act && ref && dot, "%s %s: missing dot", ks->name, tr->name);
+        if (!act || !ref || !dot) continue;
+        int bad_dot = 0, bad_gemm = 0, bad_tile = 0, cases = 0;
+        for (int64_t blocks : {1, 2, 7, 8, 33}) {
+            const int64_t n = blocks * (tr->is_quantized ? tr->blck_size : 32);
+            const size_t w_size = tern_row_size(t, n), a_size = tern_row_size(tr->vec_dot_type, n);
+            std::vector<uint8_t> w(w_size * n_w), a(a_size * n_a);
+            for (int i = 0; i < n_w; i++) tr->from_float(random_row(n).data(), w.data() + i * w_size, n);
+            for (int j = 0; j < n_a; j++) {
+                if (act->from_float_act) act->from_float_act(random_row(n).data(), a.data() + j * a_size, n);
+                else memcpy(a.data() + j * a_size, random_row(n).data(), a_size);  // F32 activations
+            }
+            set_extreme_levels(tr->vec_dot_type, a.data() + (n_a - 1) * a_size, n);
+            for (int i = 0; i < n_w; i++) set_extreme_levels(t, w.data() + i * w_size, n);
+            std::vector<float> tile((size_t) n_w * n_a, NAN);
+            if (gemm) gemm(n, n_w, n_a, w.data(), w_size, a.data(), a_size, tile.data(), n_w);
+            for (int i = 0; i < n_w; i++) {
+                for (int j = 0; j < n_a; j++) {
+                    const uint8_t * wr = w.data() + i * w_size, * ar = a.data() + j * a_size;
+                    const double mag = act->to_float ? magnitude(tr, act, n, wr, ar) : INFINITY;
+                    float s_ref = -1.0f, s_dot = -2.0f;
+                    ref(n, &s_ref, wr, ar);
+                    dot(n, &s_dot, wr, ar);
+                    cases++;
+                    if (!close(s_dot, s_ref, mag) && bad_dot++ < 3) {
+                        fprintf(stderr, "%s %s n=%lld w%d a%d: dot %.9g, reference %.9g\n", ks->name, tr->name, (long long) n, i, j, s_dot, s_ref);
+                    }
+                    if (!gemm) continue;
+                    const float got = tile[(size_t) j * n_w + i];
+                    if (!close(got, s_ref, mag) && bad_gemm++ < 3) {
+                        fprintf(stderr, "%s %s n=%lld w%d a%d: gemm %.9g, reference %.9g\n", ks->name, tr->name, (long long) n, i, j, got, s_ref);
+                    }
+                    float alone = NAN;
+                    gemm(n, 1, 1, wr, w_size, ar, a_size, &alone, 1);
+                    if (memcmp(&alone, &got, sizeof(float)) != 0 && bad_tile++ < 3) {
+                        fprintf(stderr, "%s %s n=%lld w%d a%d: in a tile %.9g, alone %.9g\n", ks->name, tr->name, (long long) n, i, j, got, alone);
+                    }
+                }
+            }
+        }
+        CHECK_MSG(bad_dot == 0, "%s %s: %d of %d dot products off the reference", ks->name, tr->name, bad_dot, cases);
+        CHECK_MSG(bad_gemm == 0, "%s %s: %d of %d tile outputs off the reference", ks->name, tr->name, bad_gemm, cases);
+        CHECK_MSG(bad_tile == 0, "%s %s: %d of %d tile outputs depend on the tile", ks->name, tr->name, bad_tile, cases);
+        // Speed of one dot, a 4096-wide row (not asserted).
+        const int64_t n = 4096;
+        const size_t w_size = tern_row_size(t, n), a_size = tern_row_size(tr->vec_dot_type, n);
+        std::vector<uint8_t> w(w_size * 32), a(a_size);
+        for (int i = 0; i < 32; i++) tr->from_float(random_row(n).data(), w.data() + i * w_size, n);
+        if (act->from_float_act) act->from_float_act(random_row(n).data(), a.data(), n);
+        else memcpy(a.data(), random_row(n).data(), a_size);
+        const double ns_ref = ns_per_dot(ref, n, w, w_size, a.data());
+        const double ns_dot = dot == ref ? ns_ref : ns_per_dot(dot, n, w, w_size, a.data());
+        printf("%-7s %-7s %4d cases%s; n=4096 dot: %7.0f ns reference, %7.0f ns (x%.1f)\n", ks->name, tr->name, cases,
+               gemm ? " +gemm" : "", ns_ref, ns_dot, ns_ref / ns_dot);
+    }
+}
+
+}  // namespace
+
+int main() {
+    const tern_kernel_set * ref_set = tern_kernels_by_name("scalar");
+    CHECK(ref_set != nullptr);
+    if (!ref_set) return tern_test_summary();
+    const char * names[8];
+    const int n_sets = tern_kernels_compiled(names, 8);
+    printf("compiled: %s; in use: %s\n", tern_kernels_compiled_names(), tern_kernels_name());
+    int tested = 0;
+    for (int i = 0; i < n_sets && i < 8; i++) {
+        const tern_kernel_set * ks = tern_kernels_by_name(names[i]);
+        if (!ks) {
+            printf("%s: compiled, but this CPU does not run it: not tested here\n", names[i]);
+            continue;
+        }
+        CHECK(strcmp(ks->name, names[i]) == 0);
+        test_vector_kernels(ks);
+        test_quantize_act(ks);
+        test_matmul_kernels(ks, ref_set);
+        tested++;
+    }
+    CHECK(tested >= 1);
+    // The set in use is the best one runnable unless TERN_KERNELS names another.
+    const char * forced = getenv("TERN_KERNELS");
+    if (forced && tern_kernels_by_name(forced)) CHECK(strcmp(tern_kernels_name(), forced) == 0);
+    else {
+        const char * best = "scalar";
+        for (int i = 0; i < n_sets && i < 8; i++) if (tern_kernels_by_name(names[i])) best = names[i];
+        CHECK_MSG(strcmp(tern_kernels_name(), best) == 0, "in use %s, best runnable %s", tern_kernels_name(), best);
+    }
+    return tern_test_summary();
+}
