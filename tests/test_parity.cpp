@@ -1,9 +1,17 @@
-// Parity with llama.cpp: for every reference in $TERN_SHARED_DIR/reference,
-// the prompt tokens are identical, the logits of every prompt position are
-// within tolerance (s = max(1, std of the reference logits); 2e-3*s for F32/F16
-// models, 2e-2*s for quantized ones), prompt argmax agrees wherever the
-// reference's top-2 gap > 0.01, and greedy tokens agree up to the first step
-// whose greedy margin is < 0.01.
+// Parity with llama.cpp, by the envelope rule of reference-avx512/README.md:
+// for every case of BOTH $TERN_SHARED_DIR/reference (a machine with AMX) and
+// $TERN_SHARED_DIR/reference-avx512 (AVX-512, no AMX), whose llama.cpp
+// outputs differ from each other by as much as any two x86 builds do:
+// - prompt tokens identical;
+// - F32 models and stories260K: max |logit diff| <= 2e-3 * s,
+//   s = max(1, std of the reference logits);
+// - F16/BF16 models: mean KL(reference || Tern) over prompt positions <= 1e-5,
+//   quantized models <= 5e-4;
+// - prompt argmax identical wherever the reference's top-2 gap > 0.1 * s;
+// - greedy tokens identical for the real trained models (stories260K,
+//   TinyStories-656K-*); for the random-weight ktest models, up to the first
+//   step whose greedy margin is <= 0.1 * s (beyond it llama.cpp itself differs
+//   between the two machines).
 #include <dirent.h>
 #include <math.h>
 #include <algorithm>
@@ -27,9 +35,24 @@ static float top2_gap(const float * x, int n) {
     return a - b;
 }
 
-static void check_case(const std::string & shared, const std::string & stem, int n_threads) {
+// KL(p || q) of the softmax distributions of two logit rows, in double.
+static double kl_divergence(const float * p_logits, const float * q_logits, int n) {
+    double pmax = -INFINITY, qmax = -INFINITY;
+    for (int i = 0; i < n; i++) { pmax = std::max(pmax, (double) p_logits[i]); qmax = std::max(qmax, (double) q_logits[i]); }
+    double psum = 0, qsum = 0;
+    for (int i = 0; i < n; i++) { psum += exp(p_logits[i] - pmax); qsum += exp(q_logits[i] - qmax); }
+    const double plog = log(psum), qlog = log(qsum);
+    double kl = 0;
+    for (int i = 0; i < n; i++) {
+        const double lp = p_logits[i] - pmax - plog, lq = q_logits[i] - qmax - qlog;
+        kl += exp(lp) * (lp - lq);
+    }
+    return kl;
+}
+
+static void check_case(const std::string & shared, const std::string & set, const std::string & stem, int n_threads) {
     reference_case rc;
-    if (!reference_load(shared + "/reference", stem, rc)) {
+    if (!reference_load(shared + "/" + set, stem, rc)) {
         CHECK_MSG(false, "%s: cannot read the reference", stem.c_str());
         return;
     }
@@ -71,22 +94,32 @@ static void check_case(const std::string & shared, const std::string & stem, int
     mean /= rc.prompt_logits.size();
     for (float v : rc.prompt_logits) var += (v - mean) * (v - mean);
     const double s = std::max(1.0, sqrt(var / rc.prompt_logits.size()));
-    const bool full_precision = rc.model.find("F32") != std::string::npos || rc.model.find("F16") != std::string::npos ||
-                                rc.model == "stories260K.gguf";
-    const double tol = (full_precision ? 2e-3 : 2e-2) * s;
-    double max_diff = 0;
+    const bool real_model = rc.model == "stories260K.gguf" || rc.model.rfind("TinyStories-656K-", 0) == 0;
+    const bool f32_model = rc.model.find("F32") != std::string::npos || rc.model == "stories260K.gguf";
+    const bool f16_model = rc.model.find("F16") != std::string::npos || rc.model.find("BF16") != std::string::npos;
+    const double max_tol = 2e-3 * s;
+    const double kl_tol = f16_model ? 1e-5 : 5e-4;
+    double max_diff = 0, kl_sum = 0, kl_max = 0;
     for (int i = 0; i < n && st == TERN_OK; i++) {
         const float * got = tern_get_logits_ith(ctx, i);
         const float * ref = &rc.prompt_logits[(size_t) i * nv];
         CHECK(got != NULL);
         if (!got) break;
         for (int j = 0; j < nv; j++) max_diff = std::max(max_diff, (double) fabsf(got[j] - ref[j]));
-        if (top2_gap(ref, nv) > 0.01f) {
-            CHECK_MSG(argmax(got, nv) == rc.prompt_argmax[i], "%s: prompt argmax at %d: %d vs %d", stem.c_str(), i,
-                      argmax(got, nv), rc.prompt_argmax[i]);
+        const double kl = kl_divergence(ref, got, nv);
+        kl_sum += kl;
+        kl_max = std::max(kl_max, kl);
+        if (top2_gap(ref, nv) > 0.1 * s) {
+            CHECK_MSG(argmax(got, nv) == rc.prompt_argmax[i], "%s/%s: prompt argmax at %d: %d vs %d", set.c_str(),
+                      stem.c_str(), i, argmax(got, nv), rc.prompt_argmax[i]);
         }
     }
-    CHECK_MSG(max_diff <= tol, "%s: max |logit diff| %.3g > %.3g", stem.c_str(), max_diff, tol);
+    const double kl_mean = kl_sum / n;
+    if (f32_model) {
+        CHECK_MSG(max_diff <= max_tol, "%s/%s: max |logit diff| %.3g > %.3g", set.c_str(), stem.c_str(), max_diff, max_tol);
+    } else {
+        CHECK_MSG(kl_mean <= kl_tol, "%s/%s: mean KL %.3g > %.3g", set.c_str(), stem.c_str(), kl_mean, kl_tol);
+    }
 
     // Greedy continuation.
     int matched = 0;
@@ -96,17 +129,22 @@ static void check_case(const std::string & shared, const std::string & stem, int
         if (!lg) { CHECK(lg != NULL); break; }
         tern_token t = argmax(lg, nv);
         if (t != rc.greedy_tokens[k]) {
-            CHECK_MSG(rc.greedy_margin[k] < 0.01, "%s: greedy token %zu: %d vs %d (margin %.4f)", stem.c_str(), k, t,
-                      rc.greedy_tokens[k], rc.greedy_margin[k]);
+            CHECK_MSG(!real_model && rc.greedy_margin[k] <= 0.1 * s, "%s/%s: greedy token %zu: %d vs %d (margin %.4f)",
+                      set.c_str(), stem.c_str(), k, t, rc.greedy_tokens[k], rc.greedy_margin[k]);
             break;
         }
         matched++;
-        if (rc.greedy_margin[k] < 0.01) break;  // beyond this step the reference itself is a coin toss
+        if (!real_model && rc.greedy_margin[k] <= 0.1 * s) break;  // beyond this step llama.cpp itself varies
         st = tern_decode(ctx, tern_batch_get_one(&t, 1));
-        CHECK_MSG(st == TERN_OK, "%s: decode step %zu: %s", stem.c_str(), k, tern_last_error());
+        CHECK_MSG(st == TERN_OK, "%s/%s: decode step %zu: %s", set.c_str(), stem.c_str(), k, tern_last_error());
         last = 0;
     }
-    printf("%-40s max|diff| %.2e (tol %.2e)  greedy %d/%zu\n", stem.c_str(), max_diff, tol, matched,
+    if (real_model) {
+        CHECK_MSG(matched == (int) rc.greedy_tokens.size(), "%s/%s: greedy %d of %zu", set.c_str(), stem.c_str(), matched,
+                  rc.greedy_tokens.size());
+    }
+    printf("%-16s %-30s max|diff| %.2e  KL mean %.2e max %.2e (tol %s %.0e)  greedy %d/%zu\n", set.c_str(), stem.c_str(),
+           max_diff, kl_mean, kl_max, f32_model ? "max|diff|" : "KL", f32_model ? max_tol : kl_tol, matched,
            rc.greedy_tokens.size());
     tern_context_free(ctx);
     tern_model_free(m);
@@ -115,20 +153,23 @@ static void check_case(const std::string & shared, const std::string & stem, int
 int main(int argc, char ** argv) {
     const std::string shared = tern_test_shared_dir();
     const int n_threads = argc > 1 ? atoi(argv[1]) : 2;
-    std::vector<std::string> stems;
-    DIR * d = opendir((shared + "/reference").c_str());
-    CHECK(d != NULL);
-    if (!d) return tern_test_summary();
-    while (struct dirent * e = readdir(d)) {
-        std::string name = e->d_name;
-        const std::string ext = ".json";
-        if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0) {
-            stems.push_back(name.substr(0, name.size() - ext.size()));
+    printf("kernels: %s\n", tern_kernels_name());
+    for (const std::string set : {"reference", "reference-avx512"}) {
+        std::vector<std::string> stems;
+        DIR * d = opendir((shared + "/" + set).c_str());
+        CHECK_MSG(d != NULL, "%s/%s: missing", shared.c_str(), set.c_str());
+        if (!d) continue;
+        while (struct dirent * e = readdir(d)) {
+            std::string name = e->d_name;
+            const std::string ext = ".json";
+            if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0) {
+                stems.push_back(name.substr(0, name.size() - ext.size()));
+            }
         }
+        closedir(d);
+        std::sort(stems.begin(), stems.end());
+        CHECK_MSG(stems.size() >= 50, "%s: only %zu cases", set.c_str(), stems.size());
+        for (const std::string & stem : stems) check_case(shared, set, stem, n_threads);
     }
-    closedir(d);
-    std::sort(stems.begin(), stems.end());
-    CHECK(stems.size() >= 2);
-    for (const std::string & stem : stems) check_case(shared, stem, n_threads);
     return tern_test_summary();
 }

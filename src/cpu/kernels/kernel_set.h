@@ -58,6 +58,8 @@ struct tern_kernel_set {
     void   (*mul_f32)(int64_t n, float * z, const float * x, const float * y);
     void   (*fp32_to_fp16)(int64_t n, const float * x, tern_fp16 * y);
     void   (*fp16_to_fp32)(int64_t n, const tern_fp16 * x, float * y);
+    float  (*exp_sum_f32)(int64_t n, float * x, float max);
+    void   (*swiglu_f32)(int64_t n, float * y, const float * g, const float * u);
 
     // Matrix multiplication, indexed by tern_type.
     tern_vec_dot_fn    vec_dot[TERN_TYPE_COUNT];       // weight type: one dot product

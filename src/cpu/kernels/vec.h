@@ -35,5 +35,10 @@ TERN_KERNEL_PAIR(void, tern_kmul_f32, mul_f32, (int64_t n, float * z, const floa
 TERN_KERNEL_PAIR(void, tern_kfp32_to_fp16, fp32_to_fp16, (int64_t n, const float * x, tern_fp16 * y), (n, x, y))
 // exact: F16 -> F32.
 TERN_KERNEL_PAIR(void, tern_kfp16_to_fp32, fp16_to_fp32, (int64_t n, const tern_fp16 * x, float * y), (n, x, y))
+// x[i] = e^(x[i] - max) with the approximate exponential (exp_approx.h);
+// returns sum_i x[i] (float, summed in the set's lane order).
+TERN_KERNEL_PAIR(float, tern_kexp_sum_f32, exp_sum_f32, (int64_t n, float * x, float max), (n, x, max))
+// y[i] = silu(g[i]) * u[i], silu(x) = x / (1 + e^-x) with the approximate exponential.
+TERN_KERNEL_PAIR(void, tern_kswiglu_f32, swiglu_f32, (int64_t n, float * y, const float * g, const float * u), (n, y, g, u))
 
 #undef TERN_KERNEL_PAIR

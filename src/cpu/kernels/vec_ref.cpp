@@ -1,5 +1,6 @@
 // Scalar references of the vector kernels (see vec.h).
 #include "cpu/kernels/vec.h"
+#include "cpu/kernels/exp_approx.h"
 
 float tern_kdot_f32_ref(int64_t n, const float * x, const float * y) {
     float sum = 0.0f;
@@ -49,4 +50,17 @@ void tern_kfp32_to_fp16_ref(int64_t n, const float * x, tern_fp16 * y) {
 
 void tern_kfp16_to_fp32_ref(int64_t n, const tern_fp16 * x, float * y) {
     for (int64_t i = 0; i < n; i++) y[i] = tern_fp16_to_fp32(x[i]);
+}
+
+float tern_kexp_sum_f32_ref(int64_t n, float * x, float max) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = tern_exp_approx(x[i] - max);
+        sum += x[i];
+    }
+    return sum;
+}
+
+void tern_kswiglu_f32_ref(int64_t n, float * y, const float * g, const float * u) {
+    for (int64_t i = 0; i < n; i++) y[i] = tern_silu_approx(g[i]) * u[i];
 }

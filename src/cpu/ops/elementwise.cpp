@@ -1,8 +1,7 @@
 // Element-wise F32 ops over rows: ADD and MUL (src1 repeated along every dim,
 // e.g. a bias [ne0] over all rows), SCALE, SWIGLU (silu(gate) * up with
-// silu(x) = x / (1 + e^-x), e^ as ggml computes it: kernels/exp_approx.h).
+// silu(x) = x / (1 + e^-x), e^ as kernels/exp_approx.h computes it).
 #include "cpu/ops/ops.h"
-#include "cpu/kernels/exp_approx.h"
 #include "cpu/kernels/vec.h"
 
 #include <math.h>
@@ -47,9 +46,6 @@ void tern_op_swiglu(const tern_op_ctx * c, tern_tensor * dst) {
         const float * g = (const float *) tern_row_flat(gate, r);
         const float * u = (const float *) tern_row_flat(up, r);
         float * y = (float *) tern_row_flat(dst, r);
-        // As llama.cpp's silu then mul: 16-lane blocks with ggml's vector exp, the tail with expf.
-        const int64_t n_vec = ne0 & ~(int64_t) 15;
-        for (int64_t i = 0; i < n_vec; i++) y[i] = tern_silu_approx(g[i]) * u[i];
-        for (int64_t i = n_vec; i < ne0; i++) y[i] = tern_silu_exact(g[i]) * u[i];
+        tern_kswiglu_f32(ne0, y, g, u);
     }
 }

@@ -5,6 +5,7 @@
 #include "cpu/kernels/vec.h"
 
 #include <immintrin.h>
+#include <math.h>
 
 static inline float hsum256(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -103,7 +104,52 @@ static void kmul_f32(int64_t n, float * z, const float * x, const float * y) {
     tern_kmul_f32_ref(n - i, z + i, x + i, y + i);
 }
 
+// e^x as tern_exp_approx (exp_approx.h), 8 lanes: the same polynomial; 2^n
+// built in the exponent bits, so |x| beyond ~87 is clamped to 0 / +inf
+// (the reference gives subnormals there: a difference below 1e-37).
+static inline __m256 exp_approx8(__m256 x) {
+    const __m256 shifter = _mm256_set1_ps(0x1.8p23f);
+    const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), shifter);
+    const __m256 n = _mm256_sub_ps(z, shifter);
+    const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f), _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), x));
+    const __m256 u = _mm256_mul_ps(b, b);
+    const __m256 j = _mm256_fmadd_ps(
+        _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
+                        _mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
+        u, _mm256_fmadd_ps(_mm256_set1_ps(0x1.ffffecp-1f), b, _mm256_set1_ps(1.0f)));
+    const __m256i e = _mm256_slli_epi32(_mm256_castps_si256(z), 23);
+    const __m256 r = _mm256_castsi256_ps(_mm256_add_epi32(e, _mm256_castps_si256(j)));
+    const __m256 lo = _mm256_cmp_ps(x, _mm256_set1_ps(-87.0f), _CMP_LT_OQ);
+    const __m256 hi = _mm256_cmp_ps(x, _mm256_set1_ps(88.0f), _CMP_GT_OQ);
+    return _mm256_blendv_ps(_mm256_andnot_ps(lo, r), _mm256_set1_ps(INFINITY), hi);
+}
+
+static float kexp_sum_f32(int64_t n, float * x, float max) {
+    const __m256 vmax = _mm256_set1_ps(max);
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 e = exp_approx8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax));
+        _mm256_storeu_ps(x + i, e);
+        acc = _mm256_add_ps(acc, e);
+    }
+    return hsum256(acc) + tern_kexp_sum_f32_ref(n - i, x + i, max);
+}
+
+static void kswiglu_f32(int64_t n, float * y, const float * g, const float * u) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 gv = _mm256_loadu_ps(g + i);
+        const __m256 e = exp_approx8(_mm256_sub_ps(_mm256_setzero_ps(), gv));
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_div_ps(gv, _mm256_add_ps(one, e)), _mm256_loadu_ps(u + i)));
+    }
+    tern_kswiglu_f32_ref(n - i, y + i, g + i, u + i);
+}
+
 void tern_fill_vec_avx2(tern_kernel_set * ks) {
+    ks->exp_sum_f32 = kexp_sum_f32;
+    ks->swiglu_f32 = kswiglu_f32;
     ks->dot_f32 = kdot_f32;
     ks->dot_f16 = kdot_f16;
     ks->sumsq_f32 = ksumsq_f32;
