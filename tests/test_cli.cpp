@@ -127,6 +127,17 @@ static void test_tokenize(void) {
     CHECK(st == 0 && out == "403 407 261 378\n");
 }
 
+// `tern --version` names the kernel set in use; TERN_KERNELS=scalar forces the references.
+static void test_version(void) {
+    std::string out;
+    int st = run(g_bin + " --version", out);
+    CHECK_MSG(st == 0 && out.find("tern ") == 0 && out.find("kernels: ") != std::string::npos, "%s", out.c_str());
+    st = run("TERN_KERNELS=scalar " + g_bin + " --version", out);
+    CHECK_MSG(st == 0 && out.find("kernels: scalar (") != std::string::npos, "%s", out.c_str());
+    st = run("TERN_KERNELS=no-such-set " + g_bin + " --version 2>&1", out);
+    CHECK_MSG(st == 0 && out.find("unknown kernel set") != std::string::npos, "%s", out.c_str());
+}
+
 int main(void) {
     const char * bin = getenv("TERN_BIN_DIR");
     if (!bin) { fprintf(stderr, "TERN_BIN_DIR is not set\n"); return 2; }
@@ -136,5 +147,6 @@ int main(void) {
     test_bad_files();
     test_run_stories();
     test_tokenize();
+    test_version();
     return tern_test_summary();
 }

@@ -61,6 +61,7 @@ int cmd_info(int argc, char ** argv) {
 
     printf("file:            %s\n", path);
     printf("load:            %s, %.2f ms\n", tern_model_load_path(m), tern_model_load_ms(m));
+    printf("kernels:         %s\n", tern_kernels_name());
     printf("architecture:    %s\n", tern_model_arch(m));
     printf("n_vocab:         %d\n", tern_model_n_vocab(m));
     printf("n_ctx_train:     %d\n", tern_model_n_ctx_train(m));

@@ -13,14 +13,23 @@ static void print_usage(FILE * f) {
         "  run       -m FILE -p PROMPT  generate text (greedy with --temp 0)\n"
         "  tokenize  -m FILE -p TEXT    print the token ids of a text\n"
         "\n"
-        "`tern <command> --help` lists a command's options.\n"
-        "tern %s (SIMD target: %s)\n", TERN_VERSION, TERN_SIMD_TARGET);
+        "`tern <command> --help` lists a command's options; `tern --version` the version and kernels.\n"
+        "Environment: TERN_KERNELS=scalar|avx2|avx512|neon forces a lower CPU kernel set.\n");
+}
+
+static void print_version(void) {
+    printf("tern %s\nkernels: %s (compiled: %s; TERN_SIMD=%s)\n", TERN_VERSION, tern_kernels_name(),
+           tern_kernels_compiled_names(), TERN_SIMD_TARGET);
 }
 
 int main(int argc, char ** argv) {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         print_usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 1 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        print_version();
+        return 0;
     }
     const char * cmd = argv[1];
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 1, argv + 1);

@@ -119,13 +119,13 @@ set_id choose() {
     for (int id = 0; id < SET_COUNT; id++) {
         if (strcmp(want, k_set_names[id]) != 0) continue;
         if (!usable((set_id) id)) {
-            TERN_LOGW("TERN_KERNELS=%s: not in this build or not supported by this CPU; using %s", want,
+            TERN_LOGW("TERN_KERNELS=%s: not in this build or not supported by this CPU; using %s\n", want,
                           k_set_names[best]);
             return best;
         }
         return (set_id) id;
     }
-    TERN_LOGW("TERN_KERNELS=%s: unknown kernel set (scalar, avx2, avx512, neon); using %s", want, k_set_names[best]);
+    TERN_LOGW("TERN_KERNELS=%s: unknown kernel set (scalar, avx2, avx512, neon); using %s\n", want, k_set_names[best]);
     return best;
 }
 
