@@ -66,6 +66,7 @@ void fill(set_id id, tern_kernel_set * ks) {
     if (id == SET_AVX2 || id == SET_AVX512) {
         tern_fill_vec_avx2(ks);
         tern_fill_vec_dot_avx2(ks);
+        tern_fill_quantize_avx2(ks);
         tern_fill_gemm_legacy_avx2(ks);
         tern_fill_gemm_kquant_avx2(ks);
         tern_fill_gemm_float_avx2(ks);
