@@ -113,6 +113,52 @@ void test_vector_kernels(const tern_kernel_set * ks) {
         ks->fp16_to_fp32(n, h1.data(), a1.data());
         tern_kfp16_to_fp32_ref(n, h1.data(), a2.data());
         CHECK(memcmp(a1.data(), a2.data(), n * 4) == 0);
+        // exp_sum (softmax) with masked cells and a wide range; swiglu with large gates.
+        std::vector<float> e1((size_t) n), e2;
+        std::uniform_real_distribution<float> range(-100.0f, 0.0f);
+        for (float & f : e1) f = range(g_rng);
+        e1[0] = -INFINITY;
+        if (n > 1) e1[n - 1] = 0.0f;
+        e2 = e1;
+        const float s1 = ks->exp_sum_f32(n, e1.data(), 0.0f), s2 = tern_kexp_sum_f32_ref(n, e2.data(), 0.0f);
+        CHECK_MSG(fabs(s1 - s2) <= 1e-5 * s2 + 1e-30, "%s exp_sum n=%lld: %g vs %g", ks->name, (long long) n, s1, s2);
+        for (int64_t i = 0; i < n; i++) {
+            CHECK_MSG(fabs(e1[i] - e2[i]) <= 1e-6 * e2[i] + 1e-37, "%s exp n=%lld [%lld]: %g vs %g", ks->name, (long long) n, (long long) i, e1[i], e2[i]);
+        }
+        std::vector<float> g = random_row(n);
+        g[0] = 95.0f;
+        if (n > 1) g[1] = -95.0f;
+        ks->swiglu_f32(n, a1.data(), g.data(), y.data());
+        tern_kswiglu_f32_ref(n, a2.data(), g.data(), y.data());
+        for (int64_t i = 0; i < n; i++) {
+            CHECK_MSG(fabs(a1[i] - a2[i]) <= 1e-6 * fabs(a2[i]) + 1e-30, "%s swiglu n=%lld [%lld]: %g vs %g", ks->name, (long long) n, (long long) i, a1[i], a2[i]);
+        }
+    }
+}
+
+// Attention rows (dot_f16_rows, mad_f16_rows) for head sizes that stay in
+// registers and sizes that do not; strides wider than the row.
+void test_attention_rows(const tern_kernel_set * ks) {
+    for (int64_t n : {16, 32, 64, 80, 128, 256}) {
+        const int64_t n_rows = 37, stride = n + 16;
+        std::vector<float> x = random_row(n), rows_f = random_row(n_rows * stride), p = random_row(n_rows), y0 = random_row(n);
+        std::vector<tern_fp16> xh(n), rows((size_t) (n_rows * stride));
+        tern_kfp32_to_fp16_ref(n, x.data(), xh.data());
+        tern_kfp32_to_fp16_ref(n_rows * stride, rows_f.data(), rows.data());
+        for (int64_t j = 0; j < n_rows; j += 5) p[j] = 0.0f;
+        std::vector<float> got((size_t) n_rows), want((size_t) n_rows);
+        ks->dot_f16_rows(n, n_rows, xh.data(), rows.data(), stride, got.data());
+        tern_kdot_f16_rows_ref(n, n_rows, xh.data(), rows.data(), stride, want.data());
+        for (int64_t j = 0; j < n_rows; j++) {
+            double mag = 0;
+            for (int64_t i = 0; i < n; i++) mag += fabs(tern_fp16_to_fp32(xh[i]) * tern_fp16_to_fp32(rows[j * stride + i]));
+            CHECK_MSG(fabs(got[j] - want[j]) <= 1e-5 * mag + 1e-6, "%s dot_f16_rows n=%lld row %lld: %g vs %g", ks->name,
+                      (long long) n, (long long) j, got[j], want[j]);
+        }
+        std::vector<float> y1(y0), y2(y0);
+        ks->mad_f16_rows(n, n_rows, y1.data(), rows.data(), stride, p.data());
+        tern_kmad_f16_rows_ref(n, n_rows, y2.data(), rows.data(), stride, p.data());
+        CHECK_MSG(y1 == y2, "%s mad_f16_rows n=%lld", ks->name, (long long) n);
     }
 }
 
@@ -249,6 +295,7 @@ int main() {
         }
         CHECK(strcmp(ks->name, names[i]) == 0);
         test_vector_kernels(ks);
+        test_attention_rows(ks);
         test_quantize_act(ks);
         test_matmul_kernels(ks, ref_set);
         tested++;

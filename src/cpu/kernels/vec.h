@@ -35,6 +35,11 @@ TERN_KERNEL_PAIR(void, tern_kmul_f32, mul_f32, (int64_t n, float * z, const floa
 TERN_KERNEL_PAIR(void, tern_kfp32_to_fp16, fp32_to_fp16, (int64_t n, const float * x, tern_fp16 * y), (n, x, y))
 // exact: F16 -> F32.
 TERN_KERNEL_PAIR(void, tern_kfp16_to_fp32, fp16_to_fp32, (int64_t n, const tern_fp16 * x, float * y), (n, x, y))
+// out[j] = dot_f16(n, x, rows + j * stride) for j < n_rows (stride in elements).
+TERN_KERNEL_PAIR(void, tern_kdot_f16_rows, dot_f16_rows, (int64_t n, int64_t n_rows, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride, float * out), (n, n_rows, x, rows, stride, out))
+// exact: y[i] = y[i] + p[j] * f32(rows[j * stride + i]) for j = 0 .. n_rows-1 in order,
+// rows with p[j] == 0 skipped (mad_f16 per row).
+TERN_KERNEL_PAIR(void, tern_kmad_f16_rows, mad_f16_rows, (int64_t n, int64_t n_rows, float * y, const tern_fp16 * rows, int64_t stride, const float * p), (n, n_rows, y, rows, stride, p))
 // x[i] = e^(x[i] - max) with the approximate exponential (exp_approx.h);
 // returns sum_i x[i] (float, summed in the set's lane order).
 TERN_KERNEL_PAIR(float, tern_kexp_sum_f32, exp_sum_f32, (int64_t n, float * x, float max), (n, x, max))

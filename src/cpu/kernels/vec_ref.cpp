@@ -64,3 +64,13 @@ float tern_kexp_sum_f32_ref(int64_t n, float * x, float max) {
 void tern_kswiglu_f32_ref(int64_t n, float * y, const float * g, const float * u) {
     for (int64_t i = 0; i < n; i++) y[i] = tern_silu_approx(g[i]) * u[i];
 }
+
+void tern_kdot_f16_rows_ref(int64_t n, int64_t n_rows, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride, float * out) {
+    for (int64_t j = 0; j < n_rows; j++) out[j] = tern_kdot_f16_ref(n, x, rows + j * stride);
+}
+
+void tern_kmad_f16_rows_ref(int64_t n, int64_t n_rows, float * y, const tern_fp16 * rows, int64_t stride, const float * p) {
+    for (int64_t j = 0; j < n_rows; j++) {
+        if (p[j] != 0.0f) tern_kmad_f16_ref(n, y, rows + j * stride, p[j]);
+    }
+}

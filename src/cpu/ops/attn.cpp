@@ -2,13 +2,14 @@
 // non-flash attention semantics with Tern's own summation order:
 //
 //   q16     = F16(q)                       with an F16 K (as ggml converts q to K's type)
-//   s_j     = dot(q16, k_j) * scale + mask[j]   for the n_kv cells (kernel dot_f16)
+//   s_j     = dot(q16, k_j) * scale + mask[j]   for the n_kv cells (kernel dot_f16_rows)
 //   p_j     = e^(s_j - max s) / sum_j e^(...)    kernel exp_sum_f32 (kernels/exp_approx.h)
 //   p16_j   = F16(p_j)                     with an F16 V (ggml converts kq to V's type)
-//   out     = sum_j p16_j * v_j            in float, j ascending (kernel mad_f16 / mad_f32)
+//   out     = sum_j p16_j * v_j            in float, j ascending (kernel mad_f16_rows)
 //
-// Masked cells (-inf) are skipped in both passes, so a token pays only for the
-// cells it sees. Each (token, head) row is computed by one worker in a fixed
+// With an F16 cache the dots of all n_kv cells are computed in one kernel call
+// (masked ones too: cheaper than a call per cell) and masked cells are
+// skipped in the V product. Each (token, head) row is computed by one worker in a fixed
 // order, whatever the thread count; head h reads kv head h / (n_head /
 // n_head_kv) (GQA). Two passes over the scores: simple, and the row of n_kv
 // floats stays in L1/L2 for the context sizes Tern targets.
@@ -67,13 +68,16 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
         if (k_f16) ks->fp32_to_fp16(hd, qr, q16);
 
         // Pass 1: scores and their max; masked cells hold -inf.
+        if (k_f16) {  // every cell's dot in one kernel call, the mask applied after
+            const tern_fp16 * k0 = (const tern_fp16 * ) tern_row_ptr(k, hk, 0, 0);
+            ks->dot_f16_rows(hd, n_kv, q16, k0, (int64_t) (k->nb[2] / sizeof(tern_fp16)), scores);
+        }
         float max = -INFINITY;
         for (int64_t j = 0; j < n_kv; j++) {
             const float mv = mr ? mr[j] : 0.0f;
             float s = -INFINITY;
             if (mv != -INFINITY) {
-                const void * kr = tern_row_ptr(k, hk, j, 0);
-                const float dot = k_f16 ? ks->dot_f16(hd, q16, (const tern_fp16 *) kr) : ks->dot_f32(hd, qr, (const float *) kr);
+                const float dot = k_f16 ? scores[j] : ks->dot_f32(hd, qr, (const float *) tern_row_ptr(k, hk, j, 0));
                 s = dot * scale + mv;
             }
             scores[j] = s;
@@ -83,15 +87,18 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
         memset(out, 0, (size_t) hd_v * sizeof(float));
         if (max == -INFINITY) continue;  // every cell masked
         const float inv = 1.0f / ks->exp_sum_f32(n_kv, scores, max);  // e^-inf = 0 for masked cells
-        // Pass 2: out = sum_j p_j * v_j.
+        // Pass 2: out = sum_j p_j * v_j, cells with p_j == 0 (masked) skipped.
+        if (v_f16) {
+            // p goes through F16 (V's type), as in llama.cpp: part of its semantics (a
+            // systematic rounding, not an order), which quantized models feel.
+            for (int64_t j = 0; j < n_kv; j++) scores[j] = tern_fp16_to_fp32(tern_fp32_to_fp16(scores[j] * inv));
+            const tern_fp16 * v0 = (const tern_fp16 *) tern_row_ptr(v, hk, 0, 0);
+            ks->mad_f16_rows(hd_v, n_kv, out, v0, (int64_t) (v->nb[2] / sizeof(tern_fp16)), scores);
+            continue;
+        }
         for (int64_t j = 0; j < n_kv; j++) {
-            // With an F16 V, p goes through F16 (V's type), as in llama.cpp: part of its
-            // semantics (a systematic rounding, not an order), which quantized models feel.
-            const float pj = v_f16 ? tern_fp16_to_fp32(tern_fp32_to_fp16(scores[j] * inv)) : scores[j] * inv;
-            if (pj == 0.0f) continue;  // masked, or adds nothing
-            const void * vr = tern_row_ptr(v, hk, j, 0);
-            if (v_f16) ks->mad_f16(hd_v, out, (const tern_fp16 *) vr, pj);
-            else ks->mad_f32(hd_v, out, (const float *) vr, pj);
+            const float pj = scores[j] * inv;
+            if (pj != 0.0f) ks->mad_f32(hd_v, out, (const float *) tern_row_ptr(v, hk, j, 0), pj);
         }
     }
 }

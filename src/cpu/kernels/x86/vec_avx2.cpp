@@ -104,6 +104,45 @@ static void kmul_f32(int64_t n, float * z, const float * x, const float * y) {
     tern_kmul_f32_ref(n - i, z + i, x + i, y + i);
 }
 
+// Attention rows: a head of up to 64 values (a multiple of 8) stays in registers
+// across the cells; other sizes go row by row. Each row's dot and each add are the
+// same operations as kdot_f16 / kmad_f16.
+static void kdot_f16_rows(int64_t n, int64_t n_rows, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride, float * out) {
+    if (n % 16 != 0 || n > 64) {
+        for (int64_t j = 0; j < n_rows; j++) out[j] = kdot_f16(n, x, rows + j * stride);
+        return;
+    }
+    const int nq = (int) (n / 8);
+    __m256 q[8];
+    for (int k = 0; k < nq; k++) q[k] = load_f16x8(x + 8 * k);
+    for (int64_t j = 0; j < n_rows; j++) {
+        const tern_fp16 * r = rows + j * stride;
+        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+        for (int k = 0; k < nq; k += 2) {
+            acc0 = _mm256_fmadd_ps(q[k], load_f16x8(r + 8 * k), acc0);
+            acc1 = _mm256_fmadd_ps(q[k + 1], load_f16x8(r + 8 * k + 8), acc1);
+        }
+        out[j] = hsum256(_mm256_add_ps(acc0, acc1));
+    }
+}
+
+static void kmad_f16_rows(int64_t n, int64_t n_rows, float * y, const tern_fp16 * rows, int64_t stride, const float * p) {
+    if (n % 8 != 0 || n > 64) {
+        for (int64_t j = 0; j < n_rows; j++) if (p[j] != 0.0f) kmad_f16(n, y, rows + j * stride, p[j]);
+        return;
+    }
+    const int nq = (int) (n / 8);
+    __m256 acc[8];
+    for (int k = 0; k < nq; k++) acc[k] = _mm256_loadu_ps(y + 8 * k);
+    for (int64_t j = 0; j < n_rows; j++) {
+        if (p[j] == 0.0f) continue;
+        const tern_fp16 * r = rows + j * stride;
+        const __m256 vs = _mm256_set1_ps(p[j]);
+        for (int k = 0; k < nq; k++) acc[k] = _mm256_add_ps(acc[k], _mm256_mul_ps(vs, load_f16x8(r + 8 * k)));
+    }
+    for (int k = 0; k < nq; k++) _mm256_storeu_ps(y + 8 * k, acc[k]);
+}
+
 // e^x as tern_exp_approx (exp_approx.h), 8 lanes: the same polynomial; 2^n
 // built in the exponent bits, so |x| beyond ~87 is clamped to 0 / +inf
 // (the reference gives subnormals there: a difference below 1e-37).
@@ -148,6 +187,8 @@ static void kswiglu_f32(int64_t n, float * y, const float * g, const float * u) 
 }
 
 void tern_fill_vec_avx2(tern_kernel_set * ks) {
+    ks->dot_f16_rows = kdot_f16_rows;
+    ks->mad_f16_rows = kmad_f16_rows;
     ks->exp_sum_f32 = kexp_sum_f32;
     ks->swiglu_f32 = kswiglu_f32;
     ks->dot_f32 = kdot_f32;

@@ -65,7 +65,50 @@ static void kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) {
     tern_kfp16_to_fp32_ref(n - i, x + i, y + i);
 }
 
+// Attention rows: a head of up to 128 values (a multiple of 16) stays in registers
+// across the cells; other sizes go row by row. Each row's dot and each add are the
+// same operations as kdot_f16 / kmad_f16.
+static void kdot_f16_rows(int64_t n, int64_t n_rows, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride, float * out) {
+    if (n % 16 != 0 || n > 128) {
+        for (int64_t j = 0; j < n_rows; j++) out[j] = kdot_f16(n, x, rows + j * stride);
+        return;
+    }
+    const int nq = (int) (n / 16);
+    __m512 q[8];
+    for (int k = 0; k < nq; k++) q[k] = load_f16x16(x + 16 * k);
+    for (int64_t j = 0; j < n_rows; j++) {
+        const tern_fp16 * r = rows + j * stride;
+        if (j + 4 < n_rows) _mm_prefetch((const char *) (r + 4 * stride), _MM_HINT_T0);
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+        for (int k = 0; k + 1 < nq; k += 2) {
+            acc0 = _mm512_fmadd_ps(q[k], load_f16x16(r + 16 * k), acc0);
+            acc1 = _mm512_fmadd_ps(q[k + 1], load_f16x16(r + 16 * k + 16), acc1);
+        }
+        if (nq & 1) acc0 = _mm512_fmadd_ps(q[nq - 1], load_f16x16(r + 16 * (nq - 1)), acc0);
+        out[j] = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+    }
+}
+
+static void kmad_f16_rows(int64_t n, int64_t n_rows, float * y, const tern_fp16 * rows, int64_t stride, const float * p) {
+    if (n % 16 != 0 || n > 128) {
+        for (int64_t j = 0; j < n_rows; j++) if (p[j] != 0.0f) kmad_f16(n, y, rows + j * stride, p[j]);
+        return;
+    }
+    const int nq = (int) (n / 16);
+    __m512 acc[8];
+    for (int k = 0; k < nq; k++) acc[k] = _mm512_loadu_ps(y + 16 * k);
+    for (int64_t j = 0; j < n_rows; j++) {
+        if (p[j] == 0.0f) continue;
+        const tern_fp16 * r = rows + j * stride;
+        const __m512 vs = _mm512_set1_ps(p[j]);
+        for (int k = 0; k < nq; k++) acc[k] = _mm512_add_ps(acc[k], _mm512_mul_ps(vs, load_f16x16(r + 16 * k)));
+    }
+    for (int k = 0; k < nq; k++) _mm512_storeu_ps(y + 16 * k, acc[k]);
+}
+
 void tern_fill_vec_avx512(tern_kernel_set * ks) {
+    ks->dot_f16_rows = kdot_f16_rows;
+    ks->mad_f16_rows = kmad_f16_rows;
     ks->dot_f32 = kdot_f32;
     ks->dot_f16 = kdot_f16;
     ks->mad_f32 = kmad_f32;
