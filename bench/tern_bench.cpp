@@ -1,124 +1,617 @@
-// tern-bench: prompt processing (pp) and text generation (tg) speed, like
-// llama-bench. For tg it also prints the effective bandwidth, model bytes x
-// tokens/s: decode reads every weight once per token, so this is the figure to
-// hold against the machine's memory bandwidth.
+// tern-bench: prompt processing (pp) and text generation (tg) speed, with
+// llama-bench's flags, tests, timing and output formats, so the two tools run
+// side by side on the same files (bench/compare.sh).
+//
+//   tern-bench -m a.gguf,b.gguf -p 128,512 -n 32 -pg 128,32 -d 0,1024 -t 2 -r 3 -o md
+//
+// Every combination of model x -b x -t x -d runs a pp test per -p value, a tg
+// test per -n value and a pp+tg test per -pg pair (0 skips a test). A test:
+// one context sized for it (n_ctx = depth + pp + tg), a warmup run (the whole
+// prompt, one generated token), then -r repetitions, each on an emptied KV
+// cache: depth tokens decoded first (not timed), then the pp tokens in batches
+// of -b and the tg tokens one at a time (timed). t/s = tokens / time.
+//
+// For tg tests it also gives the effective bandwidth, weight bytes x tokens/s:
+// decode reads every weight once per token, so this is the figure to hold
+// against the machine's memory bandwidth.
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <string>
+#include <utility>
 #include <vector>
+
 #include "tern.h"
 
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
+namespace {
+
+enum output_format { OUT_MD, OUT_CSV, OUT_JSON };
+
+const int k_default_prompt = 512;
+const int k_default_gen = 128;
+const int k_default_batch = 2048;
+const int k_default_reps = 5;
+
+int default_threads(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < 1) n = 1;
+    if (n > TERN_MAX_THREADS) n = TERN_MAX_THREADS;
+    return (int) n;
 }
 
-static void usage(FILE * f) {
+struct options {
+    std::vector<std::string> models;
+    std::vector<int> n_prompt, n_gen, n_depth, n_threads, n_batch;
+    std::vector<std::pair<int, int>> n_pg;
+    int reps = k_default_reps;
+    output_format format = OUT_MD;
+};
+
+void usage(FILE * f) {
     fprintf(f,
-        "usage: tern-bench -m MODEL [-p N_PROMPT] [-n N_GEN] [-t THREADS] [-r REPS]\n"
-        "  -p N   prompt tokens for the pp test (default 512; 0 skips it)\n"
-        "  -n N   generated tokens for the tg test (default 128; 0 skips it)\n"
-        "  -t N   threads (default 4)\n"
-        "  -r N   repetitions, mean and standard deviation reported (default 3)\n");
+        "usage: tern-bench -m MODEL[,MODEL...] [options]\n"
+        "\n"
+        "Measures prompt processing (pp) and text generation (tg) like llama-bench.\n"
+        "-m, -p, -n, -d, -t and -b take comma-separated lists and may be repeated;\n"
+        "every combination is run.\n"
+        "\n"
+        "options:\n"
+        "  -h, --help                 this text\n"
+        "  -m, --model FILE           GGUF model(s) to test (required)\n"
+        "  -p, --n-prompt N           prompt tokens of a pp test (default %d; 0: no pp test)\n"
+        "  -n, --n-gen N              generated tokens of a tg test (default %d; 0: no tg test)\n"
+        "  -pg PP,TG                  a pp+tg test: PP prompt tokens, then TG generated\n"
+        "                             (no default; repeat the flag for more)\n"
+        "  -d, --n-depth N            tokens already in the KV cache before each test, decoded\n"
+        "                             first and not timed (default 0)\n"
+        "  -t, --threads N            threads (default %d: the CPUs online; at most %d)\n"
+        "  -b, --batch-size N         most prompt tokens per decode call (default %d,\n"
+        "                             clamped to what the test needs)\n"
+        "  -r, --repetitions N        timed runs per test, after one warmup (default %d)\n"
+        "  -o, --output md|csv|json   output format (default md)\n"
+        "\n"
+        "Columns: model (file name), size (weight bytes in MiB/GiB), params, kernels (the\n"
+        "kernel set in use), threads, test (pp512, tg128, pp512+tg128, \"pp512 @ d1024\"),\n"
+        "t/s (mean ± standard deviation over the repetitions) and, for tg tests, GB/s:\n"
+        "the effective bandwidth, weight bytes x t/s / 1e9. csv and json carry the same\n"
+        "fields and the per-repetition samples (samples_ns, samples_ts).\n"
+        "Exit status: 0 done, 1 a model or test failed, 2 bad command line.\n",
+        k_default_prompt, k_default_gen, default_threads(), TERN_MAX_THREADS, k_default_batch,
+        k_default_reps);
 }
 
-struct stats { double mean, sd; };
+// ---------------------------------------------------------------------------
+// Command line: every value is checked whole; a bad one names its flag, exit 2.
+// ---------------------------------------------------------------------------
 
-static stats summarize(const std::vector<double> & v) {
-    stats s = { 0, 0 };
-    for (double x : v) s.mean += x;
-    s.mean /= v.size();
-    for (double x : v) s.sd += (x - s.mean) * (x - s.mean);
-    s.sd = v.size() > 1 ? sqrt(s.sd / (v.size() - 1)) : 0;
+bool bad_value(const char * flag, const char * fmt, const std::string & item) {
+    fprintf(stderr, "tern-bench: %s: ", flag);
+    fprintf(stderr, fmt, item.c_str());
+    fprintf(stderr, "\n");
+    return false;
+}
+
+// One decimal integer in [min_value, INT_MAX]: digits only (no sign, no space).
+bool parse_int(const char * flag, const std::string & item, int min_value, int * out) {
+    if (item.empty()) return bad_value(flag, "empty value%s", "");
+    if (item[0] == '-') {
+        size_t k = 1;
+        while (k < item.size() && item[k] >= '0' && item[k] <= '9') k++;
+        if (k > 1 && k == item.size()) return bad_value(flag, "'%s' is negative", item);
+        return bad_value(flag, "'%s' is not a number", item);
+    }
+    if (item[0] < '0' || item[0] > '9') return bad_value(flag, "'%s' is not a number", item);
+    long long v = 0;
+    size_t k = 0;
+    for (; k < item.size() && item[k] >= '0' && item[k] <= '9'; k++) {
+        v = v * 10 + (item[k] - '0');
+        if (v > INT_MAX) {
+            fprintf(stderr, "tern-bench: %s: '%s' is out of range (at most %d)\n", flag, item.c_str(), INT_MAX);
+            return false;
+        }
+    }
+    if (k != item.size()) return bad_value(flag, "'%s' has trailing characters after the number", item);
+    if (v < min_value) {
+        fprintf(stderr, "tern-bench: %s: '%s' is less than %d\n", flag, item.c_str(), min_value);
+        return false;
+    }
+    *out = (int) v;
+    return true;
+}
+
+// Splits a comma list; an empty item (",5", "5,", "5,,6", "") is an error.
+bool split_list(const char * flag, const char * value, std::vector<std::string> * out) {
+    out->clear();
+    std::string s(value), cur;
+    for (size_t i = 0; i <= s.size(); i++) {
+        if (i == s.size() || s[i] == ',') {
+            if (cur.empty()) {
+                fprintf(stderr, "tern-bench: %s: empty item in '%s'\n", flag, value);
+                return false;
+            }
+            out->push_back(cur);
+            cur.clear();
+        } else {
+            cur += s[i];
+        }
+    }
+    return true;
+}
+
+bool parse_int_list(const char * flag, const char * value, int min_value, std::vector<int> * out) {
+    std::vector<std::string> items;
+    if (!split_list(flag, value, &items)) return false;
+    for (const std::string & it : items) {
+        int v;
+        if (!parse_int(flag, it, min_value, &v)) return false;
+        out->push_back(v);
+    }
+    return true;
+}
+
+// Returns 0 to run, 1 for --help (done), 2 for a bad command line.
+int parse_args(int argc, char ** argv, options * o) {
+    for (int i = 1; i < argc; i++) {
+        const std::string a = argv[i];
+        if (a == "-h" || a == "--help") { usage(stdout); return 1; }
+        const char * flag = argv[i];
+        const bool known = a == "-m" || a == "--model" || a == "-p" || a == "--n-prompt" || a == "-n" ||
+                           a == "--n-gen" || a == "-pg" || a == "-d" || a == "--n-depth" || a == "-t" ||
+                           a == "--threads" || a == "-b" || a == "--batch-size" || a == "-r" ||
+                           a == "--repetitions" || a == "-o" || a == "--output";
+        if (!known) {
+            fprintf(stderr, "tern-bench: unknown option '%s' (tern-bench --help lists them)\n", flag);
+            return 2;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "tern-bench: %s needs a value\n", flag);
+            return 2;
+        }
+        const char * v = argv[++i];
+        bool ok = true;
+        if (a == "-m" || a == "--model") {
+            std::vector<std::string> items;
+            ok = split_list(flag, v, &items);
+            if (ok) o->models.insert(o->models.end(), items.begin(), items.end());
+        } else if (a == "-p" || a == "--n-prompt") {
+            ok = parse_int_list(flag, v, 0, &o->n_prompt);
+        } else if (a == "-n" || a == "--n-gen") {
+            ok = parse_int_list(flag, v, 0, &o->n_gen);
+        } else if (a == "-d" || a == "--n-depth") {
+            ok = parse_int_list(flag, v, 0, &o->n_depth);
+        } else if (a == "-t" || a == "--threads") {
+            size_t first = o->n_threads.size();
+            ok = parse_int_list(flag, v, 1, &o->n_threads);
+            for (size_t k = first; ok && k < o->n_threads.size(); k++) {
+                if (o->n_threads[k] > TERN_MAX_THREADS) {
+                    fprintf(stderr, "tern-bench: %s: %d is more than this build's TERN_MAX_THREADS (%d)\n", flag,
+                            o->n_threads[k], TERN_MAX_THREADS);
+                    ok = false;
+                }
+            }
+        } else if (a == "-b" || a == "--batch-size") {
+            ok = parse_int_list(flag, v, 1, &o->n_batch);
+        } else if (a == "-pg") {
+            std::vector<std::string> items;
+            ok = split_list(flag, v, &items);
+            if (ok && items.size() != 2) {
+                fprintf(stderr, "tern-bench: %s: '%s' is not PP,TG (two numbers)\n", flag, v);
+                ok = false;
+            }
+            int pp = 0, tg = 0;
+            ok = ok && parse_int(flag, items[0], 0, &pp) && parse_int(flag, items[1], 0, &tg);
+            if (ok) o->n_pg.push_back(std::make_pair(pp, tg));
+        } else if (a == "-r" || a == "--repetitions") {
+            ok = parse_int(flag, v, 1, &o->reps);
+        } else {  // -o, --output
+            const std::string f = v;
+            if (f == "md") o->format = OUT_MD;
+            else if (f == "csv") o->format = OUT_CSV;
+            else if (f == "json") o->format = OUT_JSON;
+            else {
+                fprintf(stderr, "tern-bench: %s: '%s' is not md, csv or json\n", flag, v);
+                ok = false;
+            }
+        }
+        if (!ok) return 2;
+    }
+    if (o->models.empty()) {
+        fprintf(stderr, "tern-bench: no model: give -m FILE (tern-bench --help)\n");
+        return 2;
+    }
+    if (o->n_prompt.empty()) o->n_prompt.push_back(k_default_prompt);
+    if (o->n_gen.empty()) o->n_gen.push_back(k_default_gen);
+    if (o->n_depth.empty()) o->n_depth.push_back(0);
+    if (o->n_threads.empty()) o->n_threads.push_back(default_threads());
+    if (o->n_batch.empty()) o->n_batch.push_back(k_default_batch);
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// Tests
+// ---------------------------------------------------------------------------
+
+struct test_case {
+    int n_batch, n_threads, n_depth, n_prompt, n_gen;
+};
+
+// llama-bench's order: per model, per batch size, per thread count, per depth:
+// the pp tests, the tg tests, the pp+tg tests.
+std::vector<test_case> make_tests(const options & o) {
+    std::vector<test_case> tests;
+    for (int nb : o.n_batch)
+        for (int nt : o.n_threads)
+            for (int nd : o.n_depth) {
+                for (int np : o.n_prompt)
+                    if (np > 0) tests.push_back({ nb, nt, nd, np, 0 });
+                for (int ng : o.n_gen)
+                    if (ng > 0) tests.push_back({ nb, nt, nd, 0, ng });
+                for (const auto & pg : o.n_pg)
+                    if (pg.first > 0 || pg.second > 0) tests.push_back({ nb, nt, nd, pg.first, pg.second });
+            }
+    return tests;
+}
+
+std::string test_name(const test_case & t) {
+    char buf[96];
+    if (t.n_gen == 0) snprintf(buf, sizeof(buf), "pp%d", t.n_prompt);
+    else if (t.n_prompt == 0) snprintf(buf, sizeof(buf), "tg%d", t.n_gen);
+    else snprintf(buf, sizeof(buf), "pp%d+tg%d", t.n_prompt, t.n_gen);
+    std::string s = buf;
+    if (t.n_depth > 0) {
+        snprintf(buf, sizeof(buf), " @ d%d", t.n_depth);
+        s += buf;
+    }
     return s;
 }
 
-int main(int argc, char ** argv) {
-    const char * path = NULL;
-    int n_prompt = 512, n_gen = 128, n_threads = 4, reps = 3;
-    for (int i = 1; i < argc; i++) {
-        const char * a = argv[i];
-        const char * v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); return 0; }
-        if (!v) { usage(stderr); return 1; }
-        if (!strcmp(a, "-m")) path = v;
-        else if (!strcmp(a, "-p")) n_prompt = atoi(v);
-        else if (!strcmp(a, "-n")) n_gen = atoi(v);
-        else if (!strcmp(a, "-t")) n_threads = atoi(v);
-        else if (!strcmp(a, "-r")) reps = atoi(v);
-        else { usage(stderr); return 1; }
-        i++;
-    }
-    if (!path || reps < 1 || n_threads < 1 || n_prompt < 0 || n_gen < 0) { usage(stderr); return 1; }
+uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
 
-    tern_model_params mp = tern_model_default_params();
-    tern_model * m = NULL;
-    if (tern_model_load_file(path, &mp, &m) != TERN_OK) {
-        fprintf(stderr, "tern-bench: %s\n", tern_last_error());
-        return 1;
+// Token ids: the model's BOS first when it adds one, then pseudo-random ids
+// over the vocabulary (llama-bench's choice; content does not change the cost).
+struct token_source {
+    uint64_t state = 0x9E3779B97F4A7C15ull;
+    int32_t n_vocab = 1;
+    tern_token bos = -1;
+    tern_token next(void) {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        return (tern_token) (state % (uint64_t) n_vocab);
     }
-    const int32_t n_vocab = tern_model_n_vocab(m);
-    const uint64_t bytes = tern_model_size(m);
+};
+
+// Decodes n tokens in batches of at most n_batch (a prompt, or the depth fill).
+tern_status run_prompt(tern_context * ctx, token_source * ts, int n, int n_batch, std::vector<tern_token> * buf) {
+    int done = 0;
+    while (done < n) {
+        const int k = n - done < n_batch ? n - done : n_batch;
+        for (int i = 0; i < k; i++) (*buf)[i] = ts->next();
+        if (done == 0 && ts->bos >= 0) (*buf)[0] = ts->bos;
+        tern_status st = tern_decode(ctx, tern_batch_get_one(buf->data(), k));
+        if (st != TERN_OK) return st;
+        done += k;
+    }
+    return TERN_OK;
+}
+
+// Decodes n tokens one at a time.
+tern_status run_gen(tern_context * ctx, token_source * ts, int n) {
+    tern_token t = ts->bos >= 0 ? ts->bos : ts->next();
+    for (int i = 0; i < n; i++) {
+        tern_status st = tern_decode(ctx, tern_batch_get_one(&t, 1));
+        if (st != TERN_OK) return st;
+        t = ts->next();
+    }
+    return TERN_OK;
+}
+
+struct model_info {
+    std::string path, name, arch;
+    uint64_t size = 0, n_params = 0;
+};
+
+struct result {
+    const model_info * model;
+    test_case test;
+    std::string name, time;
+    std::vector<uint64_t> samples_ns;
+    std::vector<double> samples_ts;
+    double avg_ns = 0, sd_ns = 0, avg_ts = 0, sd_ts = 0;
+    bool has_gbps = false;
+    double gbps = 0;
+};
+
+void mean_sd(const std::vector<double> & v, double * mean, double * sd) {
+    double m = 0, s = 0;
+    for (double x : v) m += x;
+    m /= (double) v.size();
+    for (double x : v) s += (x - m) * (x - m);
+    *mean = m;
+    *sd = v.size() > 1 ? sqrt(s / (double) (v.size() - 1)) : 0;
+}
+
+void finish(result * r) {
+    const int n_tokens = r->test.n_prompt + r->test.n_gen;
+    std::vector<double> ns;
+    for (uint64_t t : r->samples_ns) {
+        ns.push_back((double) t);
+        r->samples_ts.push_back(1e9 * n_tokens / (double) (t > 0 ? t : 1));
+    }
+    mean_sd(ns, &r->avg_ns, &r->sd_ns);
+    mean_sd(r->samples_ts, &r->avg_ts, &r->sd_ts);
+    r->has_gbps = r->test.n_prompt == 0;
+    r->gbps = (double) r->model->size * r->avg_ts / 1e9;
+}
+
+// Runs one test on a context of its own. Returns 0, or 1 after printing why not.
+int run_test(const tern_model * m, const model_info & mi, const test_case & tc, int reps, result * r) {
+    r->model = &mi;
+    r->test = tc;
+    r->name = test_name(tc);
+    const char * what = r->name.c_str();
+
+    // The context holds the test and no more; -b is clamped to it (as llama.cpp does).
+    const uint32_t n_ctx = (uint32_t) ((int64_t) tc.n_depth + tc.n_prompt + tc.n_gen);
     tern_context_params cp = tern_context_default_params();
-    cp.n_ctx = (uint32_t) (n_prompt + n_gen > 0 ? n_prompt + n_gen : 1);
-    if (cp.n_ctx > (uint32_t) tern_model_n_ctx_train(m)) cp.n_ctx = (uint32_t) tern_model_n_ctx_train(m);
-    cp.n_batch = n_prompt > 0 ? (uint32_t) n_prompt : 1;
-    if (cp.n_batch > cp.n_ctx) cp.n_batch = cp.n_ctx;
-    cp.n_threads = n_threads;
+    cp.n_ctx = n_ctx;
+    cp.n_batch = (uint32_t) tc.n_batch < n_ctx ? (uint32_t) tc.n_batch : n_ctx;
+    cp.n_threads = tc.n_threads;
     tern_context * ctx = NULL;
-    if (tern_context_create(m, &cp, &ctx) != TERN_OK) {
-        fprintf(stderr, "tern-bench: %s\n", tern_last_error());
-        tern_model_free(m);
+    tern_status st = tern_context_create(m, &cp, &ctx);
+    if (st != TERN_OK) {
+        fprintf(stderr, "tern-bench: %s: %s: context of %u tokens, batch %u, %d threads: %s (%s)\n",
+                mi.path.c_str(), what, cp.n_ctx, cp.n_batch, cp.n_threads, tern_status_str(st), tern_last_error());
         return 1;
     }
-    tern_mem_audit audit;
-    tern_context_mem_audit(ctx, &audit);
-    printf("model: %s (%s, %.2f MiB of weights), context arena %.2f MiB, %d threads, SIMD %s\n\n", path,
-           tern_model_arch(m), bytes / 1048576.0, audit.total / 1048576.0, n_threads, TERN_SIMD_TARGET);
-    printf("| test   |          t/s |  ms/token | effective GB/s |\n|--------|--------------|-----------|----------------|\n");
 
-    // Token ids spread over the vocabulary (content does not change the cost).
-    std::vector<tern_token> toks(n_prompt > 0 ? n_prompt : 1);
-    for (size_t i = 0; i < toks.size(); i++) toks[i] = (tern_token) ((i * 7919 + 1) % n_vocab);
-    int rc = 0;
-    if (n_prompt > 0 && rc == 0) {
-        std::vector<double> tps;
-        for (int r = 0; r < reps + 1 && rc == 0; r++) {  // first run warms up
-            tern_kv_cache_clear(ctx);
-            double t0 = now_s();
-            if (tern_decode(ctx, tern_batch_get_one(toks.data(), n_prompt)) != TERN_OK) rc = 1;
-            double dt = now_s() - t0;
-            if (r > 0) tps.push_back(n_prompt / dt);
-        }
-        if (rc == 0) {
-            stats s = summarize(tps);
-            printf("| pp%-4d | %7.1f ± %-4.0f | %9.3f | %14s |\n", n_prompt, s.mean, s.sd, 1e3 / s.mean, "");
-        }
+    token_source ts;
+    ts.n_vocab = tern_model_n_vocab(m) > 0 ? tern_model_n_vocab(m) : 1;
+    ts.bos = tern_add_bos(m) ? tern_token_bos(m) : -1;
+    std::vector<tern_token> buf((size_t) cp.n_batch);
+    const int nb = (int) cp.n_batch;
+
+    // Warmup: the whole prompt, one generated token.
+    tern_kv_cache_clear(ctx);
+    if (tc.n_prompt > 0) st = run_prompt(ctx, &ts, tc.n_prompt, nb, &buf);
+    if (st == TERN_OK && tc.n_gen > 0) st = run_gen(ctx, &ts, 1);
+
+    for (int rep = 0; rep < reps && st == TERN_OK; rep++) {
+        tern_kv_cache_clear(ctx);
+        if (tc.n_depth > 0) st = run_prompt(ctx, &ts, tc.n_depth, nb, &buf);
+        if (st != TERN_OK) break;
+        const uint64_t t0 = now_ns();
+        if (tc.n_prompt > 0) st = run_prompt(ctx, &ts, tc.n_prompt, nb, &buf);
+        if (st == TERN_OK && tc.n_gen > 0) st = run_gen(ctx, &ts, tc.n_gen);
+        const uint64_t t1 = now_ns();
+        if (st == TERN_OK) r->samples_ns.push_back(t1 - t0);
     }
-    if (n_gen > 0 && rc == 0) {
-        std::vector<double> tps;
-        for (int r = 0; r < reps + 1 && rc == 0; r++) {
-            tern_kv_cache_clear(ctx);
-            tern_token t = toks[0];
-            double t0 = now_s();
-            for (int k = 0; k < n_gen && rc == 0; k++) {
-                if (tern_decode(ctx, tern_batch_get_one(&t, 1)) != TERN_OK) rc = 1;
-                t = (tern_token) ((t * 31 + 7) % n_vocab);
-            }
-            double dt = now_s() - t0;
-            if (r > 0) tps.push_back(n_gen / dt);
-        }
-        if (rc == 0) {
-            stats s = summarize(tps);
-            printf("| tg%-4d | %7.1f ± %-4.0f | %9.3f | %14.2f |\n", n_gen, s.mean, s.sd, 1e3 / s.mean,
-                   bytes * s.mean / 1e9);
-        }
-    }
-    if (rc) fprintf(stderr, "tern-bench: %s\n", tern_last_error());
     tern_context_free(ctx);
-    tern_model_free(m);
+    if (st != TERN_OK) {
+        fprintf(stderr, "tern-bench: %s: %s: decode failed: %s (%s)\n", mi.path.c_str(), what, tern_status_str(st),
+                tern_last_error());
+        return 1;
+    }
+    time_t now = time(NULL);
+    char tbuf[64];
+    strftime(tbuf, sizeof(tbuf), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    r->time = tbuf;
+    finish(r);
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// Output
+// ---------------------------------------------------------------------------
+
+std::string fmt(const char * f, double v) {
+    char buf[64];
+    snprintf(buf, sizeof(buf), f, v);
+    return buf;
+}
+
+std::string size_str(uint64_t bytes) {
+    if (bytes < 1024ull * 1024 * 1024) return fmt("%.2f MiB", (double) bytes / 1024.0 / 1024.0);
+    return fmt("%.2f GiB", (double) bytes / 1024.0 / 1024.0 / 1024.0);
+}
+
+std::string params_str(uint64_t n) {
+    if (n < 1000ull * 1000 * 1000) return fmt("%.2f M", (double) n / 1e6);
+    return fmt("%.2f B", (double) n / 1e9);
+}
+
+std::string csv_quote(const std::string & s) {
+    std::string q = "\"";
+    for (char c : s) {
+        if (c == '"') q += '"';
+        q += c;
+    }
+    return q + "\"";
+}
+
+std::string json_str(const std::string & s) {
+    std::string q = "\"";
+    for (unsigned char c : s) {
+        if (c == '"') q += "\\\"";
+        else if (c == '\\') q += "\\\\";
+        else if (c < 0x20) {
+            char buf[8];
+            snprintf(buf, sizeof(buf), "\\u%04x", c);
+            q += buf;
+        } else {
+            q += (char) c;
+        }
+    }
+    return q + "\"";
+}
+
+// The fields of csv and json, in order: name and value (value already a JSON
+// literal when json, a plain string otherwise).
+struct field { const char * name; std::string value; bool is_string; };
+
+std::vector<field> fields_of(const result & r, bool json) {
+    const std::string sep = json ? ", " : ";";
+    std::string sns, sts;
+    for (size_t i = 0; i < r.samples_ns.size(); i++) {
+        if (i) { sns += sep; sts += sep; }
+        sns += std::to_string(r.samples_ns[i]);
+        sts += fmt("%.6f", r.samples_ts[i]);
+    }
+    if (json) { sns = "[" + sns + "]"; sts = "[" + sts + "]"; }
+    return {
+        { "model", r.model->name, true },
+        { "model_filename", r.model->path, true },
+        { "model_arch", r.model->arch, true },
+        { "model_size", std::to_string(r.model->size), false },
+        { "model_n_params", std::to_string(r.model->n_params), false },
+        { "kernels", tern_kernels_name(), true },
+        { "n_threads", std::to_string(r.test.n_threads), false },
+        { "n_batch", std::to_string(r.test.n_batch), false },
+        { "n_prompt", std::to_string(r.test.n_prompt), false },
+        { "n_gen", std::to_string(r.test.n_gen), false },
+        { "n_depth", std::to_string(r.test.n_depth), false },
+        { "test", r.name, true },
+        { "test_time", r.time, true },
+        { "avg_ns", fmt("%.0f", r.avg_ns), false },
+        { "stddev_ns", fmt("%.0f", r.sd_ns), false },
+        { "avg_ts", fmt("%.6f", r.avg_ts), false },
+        { "stddev_ts", fmt("%.6f", r.sd_ts), false },
+        { "gbps", r.has_gbps ? fmt("%.6f", r.gbps) : std::string(json ? "null" : ""), false },
+        { "samples_ns", sns, false },
+        { "samples_ts", sts, false },
+    };
+}
+
+struct printer {
+    output_format format;
+    bool show_batch;   // md: an n_batch column when -b was given (as llama-bench)
+    int n_printed = 0;
+
+    void header(void) {
+        if (format == OUT_CSV) {
+            result dummy;
+            model_info mi;
+            dummy.model = &mi;
+            dummy.test = test_case{ 0, 0, 0, 0, 0 };
+            std::vector<field> f = fields_of(dummy, false);
+            for (size_t i = 0; i < f.size(); i++) printf("%s%s", i ? "," : "", f[i].name);
+            printf("\n");
+        } else if (format == OUT_JSON) {
+            printf("[\n");
+        } else {
+            printf("| %-30s | %10s | %10s | %-7s | %7s |", "model", "size", "params", "kernels", "threads");
+            if (show_batch) printf(" %7s |", "n_batch");
+            printf(" %13s | %20s | %8s |\n", "test", "t/s", "GB/s");
+            printf("| %s | %s: | %s: | %s | %s: |", std::string(30, '-').c_str(), std::string(9, '-').c_str(),
+                   std::string(9, '-').c_str(), std::string(7, '-').c_str(), std::string(6, '-').c_str());
+            if (show_batch) printf(" %s: |", std::string(6, '-').c_str());
+            printf(" %s: | %s: | %s: |\n", std::string(12, '-').c_str(), std::string(19, '-').c_str(),
+                   std::string(7, '-').c_str());
+        }
+        fflush(stdout);
+    }
+
+    void row(const result & r) {
+        if (format == OUT_CSV) {
+            std::vector<field> f = fields_of(r, false);
+            for (size_t i = 0; i < f.size(); i++) printf("%s%s", i ? "," : "", csv_quote(f[i].value).c_str());
+            printf("\n");
+        } else if (format == OUT_JSON) {
+            std::vector<field> f = fields_of(r, true);
+            printf("%s  {\n", n_printed ? ",\n" : "");
+            for (size_t i = 0; i < f.size(); i++)
+                printf("    \"%s\": %s%s\n", f[i].name, f[i].is_string ? json_str(f[i].value).c_str() : f[i].value.c_str(),
+                       i + 1 < f.size() ? "," : "");
+            printf("  }");
+        } else {
+            printf("| %-30s | %10s | %10s | %-7s | %7d |", r.model->name.c_str(), size_str(r.model->size).c_str(),
+                   params_str(r.model->n_params).c_str(), tern_kernels_name(), r.test.n_threads);
+            if (show_batch) printf(" %7d |", r.test.n_batch);
+            const std::string ts = fmt("%.2f", r.avg_ts) + " ± " + fmt("%.2f", r.sd_ts);
+            // "±" is two bytes: one more column of width keeps the table aligned.
+            printf(" %13s | %21s | %8s |\n", r.name.c_str(), ts.c_str(),
+                   r.has_gbps ? fmt("%.2f", r.gbps).c_str() : "");
+        }
+        n_printed++;
+        fflush(stdout);
+    }
+
+    void footer(void) {
+        if (format == OUT_JSON) printf("%s]\n", n_printed ? "\n" : "");
+        else if (format == OUT_MD)
+            printf("\nbuild: tern %s, kernel sets compiled: %s, TERN_SIMD %s\n", TERN_VERSION,
+                   tern_kernels_compiled_names(), TERN_SIMD_TARGET);
+        fflush(stdout);
+    }
+};
+
+}  // namespace
+
+int main(int argc, char ** argv) {
+    options o;
+    const int pr = parse_args(argc, argv, &o);
+    if (pr == 1) return 0;
+    if (pr == 2) return 2;
+    const std::vector<test_case> tests = make_tests(o);
+    if (tests.empty()) {
+        fprintf(stderr, "tern-bench: nothing to run: every -p and -n is 0 and no -pg has tokens\n");
+        return 2;
+    }
+    for (const test_case & t : tests) {
+        if ((int64_t) t.n_depth + t.n_prompt + t.n_gen > INT32_MAX) {
+            fprintf(stderr, "tern-bench: -d/-p/-n/-pg: test %s needs a context of more than %d tokens\n",
+                    test_name(t).c_str(), INT32_MAX);
+            return 2;
+        }
+    }
+
+    printer p;
+    p.format = o.format;
+    p.show_batch = !(o.n_batch.size() == 1 && o.n_batch[0] == k_default_batch);
+    p.header();
+    int rc = 0;
+    for (const std::string & path : o.models) {
+        tern_model_params mp = tern_model_default_params();
+        tern_model * m = NULL;
+        tern_status st = tern_model_load_file(path.c_str(), &mp, &m);
+        if (st != TERN_OK) {
+            fprintf(stderr, "tern-bench: %s: %s (%s)\n", path.c_str(), tern_status_str(st), tern_last_error());
+            rc = 1;
+            break;
+        }
+        model_info mi;
+        mi.path = path;
+        const size_t slash = path.find_last_of('/');
+        mi.name = slash == std::string::npos ? path : path.substr(slash + 1);
+        mi.arch = tern_model_arch(m) ? tern_model_arch(m) : "";
+        mi.size = tern_model_size(m);
+        for (int32_t i = 0; i < tern_model_n_tensors(m); i++) {
+            tern_tensor_info ti;
+            if (tern_model_tensor_info(m, i, &ti) != TERN_OK) continue;
+            uint64_t n = 1;
+            for (int d = 0; d < ti.n_dims && d < 4; d++) n *= (uint64_t) ti.ne[d];
+            mi.n_params += n;
+        }
+        for (const test_case & tc : tests) {
+            result r;
+            if (run_test(m, mi, tc, o.reps, &r) != 0) {
+                rc = 1;
+                break;
+            }
+            p.row(r);
+        }
+        tern_model_free(m);
+        if (rc) break;
+    }
+    p.footer();
     return rc;
 }
