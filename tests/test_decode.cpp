@@ -213,6 +213,41 @@ static void test_bad_models(void) {
     CHECK(tern_model_load_file("/nonexistent/model.gguf", &mp, &m) == TERN_ERR_IO);
 }
 
+// tern_context_mem_size over a grid of small shapes (where the planner's
+// temporary scratch, not the final buffers, sets the peak): a context in
+// exactly that many bytes is created and decodes.
+static void test_mem_size_grid(const char * name) {
+    tern_model * m = load(name);
+    if (!m) return;
+    int created = 0, cases = 0;
+    for (uint32_t n_ctx : {1u, 2u, 8u, 33u, 256u}) {
+        for (uint32_t n_batch : {1u, 2u, 7u, 64u}) {
+            for (int32_t threads : {1, 3}) {
+                tern_context_params cp = tern_context_default_params();
+                cp.n_ctx = n_ctx;
+                cp.n_batch = n_batch;
+                cp.n_threads = threads;
+                const size_t need = tern_context_mem_size(m, &cp);
+                CHECK(need > 0);
+                std::vector<unsigned char> buf(need);
+                cp.arena = buf.data();
+                cp.arena_size = need;
+                tern_context * ctx = NULL;
+                cases++;
+                const tern_status st = tern_context_create(m, &cp, &ctx);
+                CHECK_MSG(st == TERN_OK, "%s n_ctx %u n_batch %u threads %d: %s", name, n_ctx, n_batch, threads, tern_last_error());
+                if (!ctx) continue;
+                created++;
+                tern_token t = 1;
+                CHECK(tern_decode(ctx, tern_batch_get_one(&t, 1)) == TERN_OK);
+                tern_context_free(ctx);
+            }
+        }
+    }
+    printf("mem_size grid %s: %d of %d contexts created in exactly tern_context_mem_size bytes\n", name, created, cases);
+    tern_model_free(m);
+}
+
 int main(void) {
     g_shared = tern_test_shared_dir();
     test_threads_and_batches("stories260K.gguf");
@@ -221,6 +256,8 @@ int main(void) {
     test_threads_and_batches("ktest-qwen2-s08-Q8_0.gguf");
     test_context_full();
     test_memory_and_errors();
+    test_mem_size_grid("stories260K.gguf");
+    test_mem_size_grid("ktest-qwen2-s08-Q8_0.gguf");
     test_bad_models();
     return tern_test_summary();
 }

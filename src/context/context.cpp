@@ -43,6 +43,7 @@ struct context_placer {
     tern_arena * arena;
     bool measure;
     size_t counted;   // padded bytes of buffers not allocated (measure mode)
+    size_t counted_at_plan;  // `counted` when planning starts (its temp scratch sits on top)
 
     void * take(size_t bytes, tern_mem_category cat) {
         if (measure) {
@@ -97,6 +98,7 @@ tern_status context_place(tern_context * ctx, context_placer * pl) {
     }
     forward_shape worst = { p->n_batch, p->n_ctx, p->n_batch };
     TERN_TRY(forward_build(m, &ctx->kv, worst, &ctx->gb, &ctx->graph, &ctx->io));
+    pl->counted_at_plan = pl->counted;
     TERN_TRY(tern_graph_plan_make(&ctx->graph, &ctx->gb, p->n_threads, pl->arena, &ctx->plan));
     ctx->built.n_tokens = 0;  // the worst-case graph has no data yet
 
@@ -139,10 +141,14 @@ extern "C" size_t tern_context_mem_size(const tern_model * model, const tern_con
     memset(&ctx, 0, sizeof(ctx));
     ctx.model = model;
     ctx.params = p;
-    context_placer pl = { &arena, true, 0 };
+    context_placer pl = { &arena, true, 0, 0 };
     tern_status st = context_place(&ctx, &pl);
     if (st != TERN_OK) tern_error_prefix("sizing the context: ");
-    size_t total = st == TERN_OK ? arena_buffer_size(arena_padded(sizeof(tern_context)) + arena.head + pl.counted) : 0;
+    // The most the arena ever holds: at the end, or while planning, when the
+    // planner's temp scratch sits at the tail before the large buffers exist.
+    size_t peak = arena.head + pl.counted;
+    if (arena.high_water + pl.counted_at_plan > peak) peak = arena.high_water + pl.counted_at_plan;
+    size_t total = st == TERN_OK ? arena_buffer_size(arena_padded(sizeof(tern_context)) + peak) : 0;
     port_free(scratch);
     return total;
 }
@@ -177,7 +183,7 @@ extern "C" tern_status tern_context_create(const tern_model * model, const tern_
     ctx->model = model;
     ctx->params = p;
     ctx->owned_buffer = owned;
-    context_placer pl = { &arena, false, 0 };
+    context_placer pl = { &arena, false, 0, 0 };
     tern_status st = context_place(ctx, &pl);
     ctx->arena = arena;  // after placing: the struct keeps the final head for the audit
     if (st != TERN_OK) {
