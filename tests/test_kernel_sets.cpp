@@ -139,7 +139,7 @@ void test_vector_kernels(const tern_kernel_set * ks) {
 // Attention rows (dot_f16_rows, mad_f16_rows) for head sizes that stay in
 // registers and sizes that do not; strides wider than the row.
 void test_attention_rows(const tern_kernel_set * ks) {
-    for (int64_t n : {16, 32, 64, 80, 128, 256}) {
+    for (int64_t n : {8, 16, 24, 32, 64, 80, 128, 256}) {
         const int64_t n_rows = 37, stride = n + 16;
         std::vector<float> x = random_row(n), rows_f = random_row(n_rows * stride), p = random_row(n_rows), y0 = random_row(n);
         std::vector<tern_fp16> xh(n), rows((size_t) (n_rows * stride));

@@ -13,7 +13,7 @@
 // order, whatever the thread count; head h reads kv head h / (n_head /
 // n_head_kv) (GQA). Two passes over the scores: simple, and the row of n_kv
 // floats stays in L1/L2 for the context sizes Tern targets.
-// Scratch per worker: q16 [hd], scores [n_kv].
+// Scratch per worker: q16 [hd], scores [n_kv], p16 [n_kv].
 #include "cpu/ops/ops.h"
 #include "core/arena.h"
 #include "core/fp16.h"
@@ -25,8 +25,8 @@
 namespace {
 
 struct attn_scratch_layout {
-    size_t q16, scores;
-    size_t total() const { return q16 + scores; }
+    size_t q16, scores, p16;
+    size_t total() const { return q16 + scores + p16; }
 };
 
 attn_scratch_layout scratch_layout(const tern_tensor * dst) {
@@ -34,6 +34,7 @@ attn_scratch_layout scratch_layout(const tern_tensor * dst) {
     attn_scratch_layout l;
     l.q16 = arena_padded((size_t) hd * sizeof(tern_fp16));
     l.scores = arena_padded((size_t) n_kv * sizeof(float));
+    l.p16 = arena_padded((size_t) n_kv * sizeof(tern_fp16));
     return l;
 }
 
@@ -58,6 +59,7 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
     uint8_t * scratch = (uint8_t *) c->work + (size_t) c->ith * lay.total();
     tern_fp16 * q16 = (tern_fp16 *) scratch;
     float * scores = (float *) (scratch + lay.q16);
+    tern_fp16 * p16 = (tern_fp16 *) (scratch + lay.q16 + lay.scores);
 
     int64_t p0, p1;
     tern_split_rows(n_tokens * n_head, c->ith, c->nth, &p0, &p1);
@@ -91,7 +93,9 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
         if (v_f16) {
             // p goes through F16 (V's type), as in llama.cpp: part of its semantics (a
             // systematic rounding, not an order), which quantized models feel.
-            for (int64_t j = 0; j < n_kv; j++) scores[j] = tern_fp16_to_fp32(tern_fp32_to_fp16(scores[j] * inv));
+            ks->scale_mul_f32(n_kv, scores, scores, inv, NULL);
+            ks->fp32_to_fp16(n_kv, scores, p16);
+            ks->fp16_to_fp32(n_kv, p16, scores);
             const tern_fp16 * v0 = (const tern_fp16 *) tern_row_ptr(v, hk, 0, 0);
             ks->mad_f16_rows(hd_v, n_kv, out, v0, (int64_t) (v->nb[2] / sizeof(tern_fp16)), scores);
             continue;

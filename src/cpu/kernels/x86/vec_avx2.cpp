@@ -108,20 +108,23 @@ static void kmul_f32(int64_t n, float * z, const float * x, const float * y) {
 // across the cells; other sizes go row by row. Each row's dot and each add are the
 // same operations as kdot_f16 / kmad_f16.
 static void kdot_f16_rows(int64_t n, int64_t n_rows, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride, float * out) {
-    if (n % 16 != 0 || n > 64) {
+    if (n % 8 != 0 || n > 64) {
         for (int64_t j = 0; j < n_rows; j++) out[j] = kdot_f16(n, x, rows + j * stride);
         return;
     }
+    // Chunks of 8 alternate between two accumulators and an odd last one goes
+    // to the first: kdot_f16's order.
     const int nq = (int) (n / 8);
     __m256 q[8];
     for (int k = 0; k < nq; k++) q[k] = load_f16x8(x + 8 * k);
     for (int64_t j = 0; j < n_rows; j++) {
         const tern_fp16 * r = rows + j * stride;
         __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-        for (int k = 0; k < nq; k += 2) {
+        for (int k = 0; k + 1 < nq; k += 2) {
             acc0 = _mm256_fmadd_ps(q[k], load_f16x8(r + 8 * k), acc0);
             acc1 = _mm256_fmadd_ps(q[k + 1], load_f16x8(r + 8 * k + 8), acc1);
         }
+        if (nq & 1) acc0 = _mm256_fmadd_ps(q[nq - 1], load_f16x8(r + 8 * (nq - 1)), acc0);
         out[j] = hsum256(_mm256_add_ps(acc0, acc1));
     }
 }

@@ -68,7 +68,26 @@ static void kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) {
 // Attention rows: a head of up to 128 values (a multiple of 16) stays in registers
 // across the cells; other sizes go row by row. Each row's dot and each add are the
 // same operations as kdot_f16 / kmad_f16.
+static inline __m256 load_f16x8(const tern_fp16 * p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) p)); }
+
+static inline float hsum256(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+// Heads of 8 values (small models): 8 lanes, one accumulator per row.
+static void kdot_f16_rows8(int64_t n_rows, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride, float * out) {
+    const __m256 q = load_f16x8(x);
+    for (int64_t j = 0; j < n_rows; j++) out[j] = hsum256(_mm256_mul_ps(q, load_f16x8(rows + j * stride)));
+}
+
 static void kdot_f16_rows(int64_t n, int64_t n_rows, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride, float * out) {
+    if (n == 8) {
+        kdot_f16_rows8(n_rows, x, rows, stride, out);
+        return;
+    }
     if (n % 16 != 0 || n > 128) {
         for (int64_t j = 0; j < n_rows; j++) out[j] = kdot_f16(n, x, rows + j * stride);
         return;
@@ -90,6 +109,14 @@ static void kdot_f16_rows(int64_t n, int64_t n_rows, const tern_fp16 * x, const 
 }
 
 static void kmad_f16_rows(int64_t n, int64_t n_rows, float * y, const tern_fp16 * rows, int64_t stride, const float * p) {
+    if (n == 8) {  // small heads: 8 lanes, the same multiply then add per element
+        __m256 acc = _mm256_loadu_ps(y);
+        for (int64_t j = 0; j < n_rows; j++) {
+            if (p[j] != 0.0f) acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(p[j]), load_f16x8(rows + j * stride)));
+        }
+        _mm256_storeu_ps(y, acc);
+        return;
+    }
     if (n % 16 != 0 || n > 128) {
         for (int64_t j = 0; j < n_rows; j++) if (p[j] != 0.0f) kmad_f16(n, y, rows + j * stride, p[j]);
         return;
