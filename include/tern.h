@@ -100,6 +100,9 @@ typedef struct tern_model_params {
     int check_tensors;  /* validate F32/F16/BF16 values and block scales are finite */
     int vocab_only;     /* metadata and vocabulary only: no weights bound, any architecture */
     int n_threads;      /* threads for check_tensors (<= 0: 1) */
+    int repack;         /* rewrite matmul weights into the CPU kernel set's interleaved layouts
+                           at load, in place (default 1; mmap: the rewritten pages become private
+                           copies, the file is never written; never on the blob path) */
     tern_progress_callback progress_callback;
     void * progress_callback_user_data;
 } tern_model_params;

@@ -22,9 +22,13 @@ struct port_file_map {
 };
 // Size of a regular file; TERN_ERR_IO with a detail naming the path otherwise.
 tern_status port_file_size(const char * path, uint64_t * out_size);
-// Map a whole file read-only. prefetch: MAP_POPULATE / posix_madvise(WILLNEED).
+// Map a whole file read-only and private (port_mem_writable can then make parts
+// of it the process's own copy). prefetch: MAP_POPULATE / posix_madvise(WILLNEED).
 tern_status port_file_map_open(const char * path, int prefetch, int lock, port_file_map * out);
 void        port_file_map_close(port_file_map * m);
+// Make the pages over [addr, addr + size) of a private file mapping writable
+// (copy-on-write: the file is never written) or read-only again.
+tern_status port_mem_writable(void * addr, size_t size, int writable);
 // Read bytes [offset, offset+size) of a file into dst.
 tern_status port_file_read(const char * path, uint64_t offset, void * dst, uint64_t size);
 // Does a regular file exist at path?

@@ -5,6 +5,7 @@
 #include "core/arena.h"
 #include "core/status.h"
 #include "model/model.h"
+#include "model/repack.h"
 #include "port.h"
 #include "tensor/types.h"
 
@@ -16,6 +17,7 @@ extern "C" tern_model_params tern_model_default_params(void) {
     tern_model_params p;
     memset(&p, 0, sizeof(p));
     p.use_mmap = TERN_WITH_MMAP;
+    p.repack = 1;
     p.n_threads = 4;
     return p;
 }
@@ -111,6 +113,7 @@ tern_status model_load(const char * what, const void * src, size_t size, open_fn
     }
     tern_model * m = NULL;
     st = model_finish(&files, &p, &m);
+    if (st == TERN_OK && p.repack) st = model_repack_weights(m);
     if (st != TERN_OK) {
         tern_error_prefix("%s: ", what);
         if (m) tern_model_free(m);

@@ -5,3 +5,4 @@ if(NOT TERN_SANITIZE)
   # Interposes malloc/free: not with a sanitizer's allocator.
   tern_add_test(NAME test_no_malloc SOURCES test_no_malloc.cpp SHARED)
 endif()
+tern_add_test(NAME test_repack SOURCES test_repack.cpp SHARED)

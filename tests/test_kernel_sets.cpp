@@ -277,6 +277,52 @@ void test_matmul_kernels(const tern_kernel_set * ks, const tern_kernel_set * ref
     }
 }
 
+// Repacked layouts: groups rewritten by repack (same bytes), then the tile of
+// the repacked rows against the reference dot of the file rows, and each
+// output the same alone as in a tile.
+void test_repacked(const tern_kernel_set * ks, const tern_kernel_set * ref_set) {
+    for (tern_type t : k_weight_types) {
+        const tern_type_traits * tr = tern_type_traits_get(t);
+        if (!tr || !ks->repack_rows[t]) continue;
+        const int64_t R = ks->repack_rows[t];
+        CHECK_MSG(ks->repack[t] && ks->gemm_repacked[t], "%s %s: repack without its tile", ks->name, tr->name);
+        if (!ks->repack[t] || !ks->gemm_repacked[t]) continue;
+        const tern_type_traits * act = tern_type_traits_get(tr->vec_dot_type);
+        int bad = 0, bad_tile = 0, cases = 0;
+        for (int64_t blocks : {1, 3, 8}) {
+            const int64_t n = blocks * tr->blck_size, n_w = 2 * R, n_a = 7;
+            const size_t w_size = tern_row_size(t, n), a_size = tern_row_size(tr->vec_dot_type, n);
+            std::vector<uint8_t> w(w_size * n_w), packed(w.size()), a(a_size * n_a);
+            for (int64_t i = 0; i < n_w; i++) tr->from_float(random_row(n).data(), w.data() + i * w_size, n);
+            for (int64_t i = 0; i < n_w; i++) set_extreme_levels(t, w.data() + i * w_size, n);
+            for (int64_t j = 0; j < n_a; j++) act->from_float_act(random_row(n).data(), a.data() + j * a_size, n);
+            set_extreme_levels(tr->vec_dot_type, a.data() + (n_a - 1) * a_size, n);
+            for (int64_t g = 0; g < n_w / R; g++) ks->repack[t](n, w.data() + g * R * w_size, packed.data() + g * R * w_size);
+            std::vector<float> tile((size_t) (n_w * n_a), NAN);
+            ks->gemm_repacked[t](n, n_w, n_a, packed.data(), w_size, a.data(), a_size, tile.data(), n_w);
+            for (int64_t j = 0; j < n_a; j++) {
+                std::vector<float> col((size_t) n_w, NAN);
+                ks->gemm_repacked[t](n, n_w, 1, packed.data(), w_size, a.data() + j * a_size, a_size, col.data(), n_w);
+                for (int64_t i = 0; i < n_w; i++) {
+                    float want;
+                    ref_set->vec_dot[t](n, &want, w.data() + i * w_size, a.data() + j * a_size);
+                    const double mag = magnitude(tr, act, n, w.data() + i * w_size, a.data() + j * a_size);
+                    const float got = tile[(size_t) (j * n_w + i)];
+                    cases++;
+                    if (!close(got, want, mag) && bad++ < 3) {
+                        fprintf(stderr, "%s %s repacked n=%lld w%lld a%lld: %.9g, reference %.9g\n", ks->name, tr->name,
+                                (long long) n, (long long) i, (long long) j, got, want);
+                    }
+                    if (memcmp(&got, &col[(size_t) i], sizeof(float)) != 0) bad_tile++;
+                }
+            }
+        }
+        CHECK_MSG(bad == 0, "%s %s: %d of %d repacked outputs off the reference", ks->name, tr->name, bad, cases);
+        CHECK_MSG(bad_tile == 0, "%s %s: %d of %d repacked outputs depend on the tile", ks->name, tr->name, bad_tile, cases);
+        printf("%-7s %-7s repacked in groups of %lld rows: %d cases\n", ks->name, tr->name, (long long) R, cases);
+    }
+}
+
 }  // namespace
 
 int main() {
@@ -298,6 +344,7 @@ int main() {
         test_attention_rows(ks);
         test_quantize_act(ks);
         test_matmul_kernels(ks, ref_set);
+        test_repacked(ks, ref_set);
         tested++;
     }
     CHECK(tested >= 1);

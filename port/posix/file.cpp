@@ -56,7 +56,7 @@ tern_status port_file_map_open(const char * path, int prefetch, int lock, port_f
         close(fd);
         return tern_fail(TERN_ERR_IO, "%s: cannot map a file of %llu bytes", path, (unsigned long long) size);
     }
-    int flags = MAP_SHARED;
+    int flags = MAP_PRIVATE;
 #ifdef MAP_POPULATE
     if (prefetch) flags |= MAP_POPULATE;
 #endif
@@ -77,6 +77,16 @@ void port_file_map_close(port_file_map * m) {
         munmap(m->addr, (size_t) m->size);
     }
     memset(m, 0, sizeof(*m));
+}
+
+tern_status port_mem_writable(void * addr, size_t size, int writable) {
+    const uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
+    const uintptr_t lo = (uintptr_t) addr & ~(page - 1);
+    const uintptr_t hi = ((uintptr_t) addr + size + page - 1) & ~(page - 1);
+    if (mprotect((void *) lo, hi - lo, writable ? PROT_READ | PROT_WRITE : PROT_READ) != 0) {
+        return tern_fail(TERN_ERR_IO, "mprotect of %zu bytes: %s", (size_t) (hi - lo), strerror(errno));
+    }
+    return TERN_OK;
 }
 
 tern_status port_file_read(const char * path, uint64_t offset, void * dst, uint64_t size) {

@@ -54,6 +54,7 @@ enum {
     TERN_TENSOR_INPUT  = 1 << 0,  // filled by the caller before compute; planned
     TERN_TENSOR_OUTPUT = 1 << 1,  // read after compute; planned, alive to the end
     TERN_TENSOR_WEIGHT = 1 << 2,  // leaf with external data (weights, KV cache)
+    TERN_TENSOR_REPACKED = 1 << 3, // weight rows in the kernel set's interleaved layout (kernel_set.h)
 };
 
 // ROPE / ROPE_CACHE parameters (op_params layout is private to the graph code).

@@ -14,7 +14,9 @@ struct forward_builder {
     tern_graph_builder * gb;
 
     tern_tensor * weight(const model_weight & w) {
-        return tg_external(gb, w.type, w.n_dims, w.ne, (void *) w.data);
+        tern_tensor * t = tg_external(gb, w.type, w.n_dims, w.ne, (void *) w.data);
+        if (t && w.repacked) t->flags |= TERN_TENSOR_REPACKED;
+        return t;
     }
 
     // y = W x (+ b)

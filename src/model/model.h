@@ -13,6 +13,7 @@ struct model_weight {
     tern_type    type;
     int32_t      n_dims;
     int64_t      ne[4];
+    bool         repacked; // rows in the kernel set's interleaved layout (model/repack.h)
 };
 
 struct model_layer {

@@ -67,6 +67,20 @@ struct tern_kernel_set {
     tern_vec_dot_fn    vec_dot[TERN_TYPE_COUNT];       // weight type: one dot product
     tern_gemm_fn       gemm[TERN_TYPE_COUNT];          // weight type: a tile (NULL: vec_dot per output)
     tern_from_float_fn quantize_act[TERN_TYPE_COUNT];  // dot type: one activation row (F32 -> dot type)
+
+    // Row-interleaved weight layouts (repacked once, when a model is loaded):
+    // repack_rows[t] rows of a weight matrix form one group in which the
+    // blocks of the rows are interleaved the way the set's tile reads them
+    // (lanes = rows), in exactly the bytes the rows take in the file, so a
+    // matrix is rewritten in place. 0: the set reads type t as the file has it.
+    //   repack[t](k, src, dst): one group, src = repack_rows[t] file rows of k
+    //     values back to back, dst = the group (distinct from src);
+    //   gemm_repacked[t]: tern_gemm_fn over whole groups (nr a multiple of
+    //     repack_rows[t], w = the first group, w_stride = bytes of one row).
+    // Rows past the last whole group stay in the file layout.
+    int32_t      repack_rows[TERN_TYPE_COUNT];
+    void         (*repack[TERN_TYPE_COUNT])(int64_t k, const void * src, void * dst);
+    tern_gemm_fn gemm_repacked[TERN_TYPE_COUNT];
 };
 
 // The set in use (chosen at the first call; thread-safe).
@@ -92,6 +106,7 @@ void tern_fill_vec_avx512(tern_kernel_set * ks);
 void tern_fill_gemm_legacy_avx512(tern_kernel_set * ks);
 void tern_fill_gemm_kquant_avx512(tern_kernel_set * ks);
 void tern_fill_gemm_float_avx512(tern_kernel_set * ks);
+void tern_fill_repack_avx512(tern_kernel_set * ks);     // interleaved Q4_0 Q8_0
 #endif
 #if TERN_KSET_NEON
 void tern_fill_vec_neon(tern_kernel_set * ks);

@@ -24,5 +24,8 @@ void tern_fill_scalar(tern_kernel_set * ks) {
         ks->vec_dot[t] = tr ? tr->vec_dot : nullptr;
         ks->gemm[t] = nullptr;
         ks->quantize_act[t] = tr ? tr->from_float_act : nullptr;
+        ks->repack_rows[t] = 0;
+        ks->repack[t] = nullptr;
+        ks->gemm_repacked[t] = nullptr;
     }
 }

@@ -7,7 +7,9 @@
 // CHUNK_M activation rows; workers claim chunks with a fetch_add until none
 // are left, so a slow core does not hold the others at the next barrier.
 // A chunk is one gemm tile call (kernel_set.h), or one vec_dot per output
-// where the set has no tile kernel for the type. Either way each output is
+// where the set has no tile kernel for the type; weights repacked at load
+// (TERN_TENSOR_REPACKED) go through the set's gemm_repacked in whole groups,
+// the rows past the last group through the file-layout kernels. Either way each output is
 // computed by one call from its two rows alone, so the result does not
 // depend on the thread count, the chunking or the batch split.
 #include "cpu/ops/ops.h"
@@ -24,12 +26,13 @@ bool needs_conversion(const tern_type_traits * tr) { return tr->vec_dot_type != 
 // Weight rows per chunk: at most 64 (a block of weights that stays in L2
 // while the activation rows stream past), and small enough that every worker
 // gets several chunks of a one-row (decode) product.
-int64_t chunk_rows(int64_t N, int64_t M, int32_t nth) {
+// `group`: rows of a repacked group (chunks hold whole groups), else 1.
+int64_t chunk_rows(int64_t N, int64_t M, int32_t nth, int64_t group) {
     int64_t rows = 64;
     if (M <= 4) {
-        while (rows > 8 && N / rows < 4 * (int64_t) nth) rows /= 2;
+        while (rows > 8 && rows > group && N / rows < 4 * (int64_t) nth) rows /= 2;
     }
-    return rows;
+    return rows < group ? group : (rows + group - 1) / group * group;
 }
 
 // X's rows at one stride (2-D, or 3-D with the planes back to back)?
@@ -69,8 +72,12 @@ void tern_op_mul_mat(const tern_op_ctx * c, tern_tensor * dst) {
     const size_t act_stride = convert ? act_row_size : x->nb[1];
     const tern_gemm_fn gemm = (convert || rows_uniform(x)) ? ks->gemm[w->type] : nullptr;
     const tern_vec_dot_fn vec_dot = ks->vec_dot[w->type];
+    // Repacked weights: rows [0, n_grouped) in whole groups of the set's layout.
+    const bool repacked = (w->flags & TERN_TENSOR_REPACKED) && convert && ks->gemm_repacked[w->type];
+    const int64_t group = repacked ? ks->repack_rows[w->type] : 1;
+    const int64_t n_grouped = repacked ? N / group * group : 0;
 
-    const int64_t cn = chunk_rows(N, M, c->nth);
+    const int64_t cn = chunk_rows(N, M, c->nth, group);
     const int64_t n_chunks_n = (N + cn - 1) / cn, n_chunks_m = (M + CHUNK_M - 1) / CHUNK_M;
     const int64_t n_chunks = n_chunks_n * n_chunks_m;
     const uint8_t * wdata = (const uint8_t *) w->data;
@@ -80,8 +87,18 @@ void tern_op_mul_mat(const tern_op_ctx * c, tern_tensor * dst) {
         const int64_t chunk = c->chunk->fetch_add(1, std::memory_order_relaxed);
         if (chunk >= n_chunks) break;
         // Consecutive chunks share their weight rows (m varies fastest).
-        const int64_t n0 = (chunk / n_chunks_m) * cn, m0 = (chunk % n_chunks_m) * CHUNK_M;
-        const int64_t nr = N - n0 < cn ? N - n0 : cn, nc = M - m0 < CHUNK_M ? M - m0 : CHUNK_M;
+        int64_t n0 = (chunk / n_chunks_m) * cn;
+        const int64_t m0 = (chunk % n_chunks_m) * CHUNK_M;
+        int64_t nr = N - n0 < cn ? N - n0 : cn;
+        const int64_t nc = M - m0 < CHUNK_M ? M - m0 : CHUNK_M;
+        if (n0 < n_grouped) {
+            const int64_t ng = n_grouped - n0 < nr ? n_grouped - n0 : nr;
+            ks->gemm_repacked[w->type](K, ng, nc, wdata + n0 * w_stride, w_stride, act + m0 * act_stride, act_stride,
+                                       out + m0 * N + n0, N);
+            if (ng == nr) continue;
+            n0 += ng;  // the rows past the last group, in the file layout
+            nr -= ng;
+        }
         if (gemm) {
             gemm(K, nr, nc, wdata + n0 * w_stride, w_stride, act + m0 * act_stride, act_stride, out + m0 * N + n0, N);
             continue;

@@ -1,0 +1,77 @@
+// Repacking the matmul weights at load (see repack.h).
+#include "model/repack.h"
+#include "core/status.h"
+#include "cpu/kernels/kernel_set.h"
+#include "port.h"
+#include "tensor/types.h"
+
+#include <string.h>
+
+namespace {
+
+struct repacker {
+    const tern_kernel_set * ks;
+    bool                    mapped;        // mmap path: pages made writable around the rewrite
+    uint8_t *               scratch;       // one group of rows
+    size_t                  scratch_size;
+
+    bool wants(const model_weight & w) const {
+        return w.data && w.n_dims == 2 && ks->repack_rows[w.type] > 0 && ks->repack[w.type] &&
+               ks->gemm_repacked[w.type] && w.ne[1] >= ks->repack_rows[w.type];
+    }
+
+    size_t group_bytes(const model_weight & w) const {
+        return (size_t) ks->repack_rows[w.type] * tern_row_size(w.type, w.ne[0]);
+    }
+
+    tern_status rewrite(model_weight * w) {
+        if (!wants(*w)) return TERN_OK;
+        const int64_t rows = ks->repack_rows[w->type];
+        const size_t gbytes = group_bytes(*w);
+        const int64_t n_groups = w->ne[1] / rows;
+        uint8_t * data = (uint8_t *) w->data;  // the model's own bytes (see repack.h)
+        if (mapped) TERN_TRY(port_mem_writable(data, gbytes * (size_t) n_groups, 1));
+        for (int64_t g = 0; g < n_groups; g++) {
+            memcpy(scratch, data + g * gbytes, gbytes);
+            ks->repack[w->type](w->ne[0], scratch, data + g * gbytes);
+        }
+        if (mapped) TERN_TRY(port_mem_writable(data, gbytes * (size_t) n_groups, 0));
+        w->repacked = true;
+        return TERN_OK;
+    }
+};
+
+// Every weight a mul_mat reads, once (an untied output; never token_embd).
+template <typename F>
+tern_status each_matmul_weight(tern_model * m, F && f) {
+    for (uint32_t il = 0; il < m->hp.n_layer; il++) {
+        model_layer * l = &m->w.layers[il];
+        model_weight * ws[] = {&l->wq, &l->wk, &l->wv, &l->wo, &l->ffn_gate, &l->ffn_up, &l->ffn_down};
+        for (model_weight * w : ws) TERN_TRY(f(w));
+    }
+    if (m->w.output.data != m->w.tok_embd.data) TERN_TRY(f(&m->w.output));
+    return TERN_OK;
+}
+
+} // namespace
+
+tern_status model_repack_weights(tern_model * m) {
+    if (m->vocab_only || !m->arch || strcmp(m->files.load_path, "blob") == 0) return TERN_OK;
+    repacker rp;
+    rp.ks = tern_kernels();
+    rp.mapped = strcmp(m->files.load_path, "mmap") == 0;
+    rp.scratch = nullptr;
+    rp.scratch_size = 0;
+    each_matmul_weight(m, [&](model_weight * w) {
+        if (rp.wants(*w) && rp.group_bytes(*w) > rp.scratch_size) rp.scratch_size = rp.group_bytes(*w);
+        return TERN_OK;
+    });
+    if (rp.scratch_size == 0) return TERN_OK;
+    // One group of rows (tens of KB), for the length of the load only.
+    rp.scratch = (uint8_t *) port_alloc(rp.scratch_size);
+    if (!rp.scratch) return tern_fail(TERN_ERR_NO_MEMORY, "repack: cannot allocate %zu bytes of scratch", rp.scratch_size);
+    const tern_status st = each_matmul_weight(m, [&](model_weight * w) { return rp.rewrite(w); });
+    port_free(rp.scratch);
+    if (st != TERN_OK) tern_error_prefix("repack: ");
+    return st;
+}

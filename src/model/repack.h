@@ -1,0 +1,21 @@
+// Repacking: the matmul weights rewritten, once at load, into the CPU kernel
+// set's row-interleaved layouts (kernel_set.h: repack_rows / repack).
+//
+// Which: the attention and FFN projections of every layer and an untied
+// output matrix, where the kernel set in use has a layout for the type
+// (today avx512: Q4_0, Q8_0). The token embedding is never repacked (get_rows
+// reads its rows), so a tied output stays in the file layout.
+//
+// Where: in place, group by group through a small scratch of one group's
+// rows. The layouts take exactly the bytes of the rows they replace, so the
+// model holds its weights once:
+//   read path  the load buffer is the process's own memory;
+//   mmap path  the mapping is private: the rewritten pages become the
+//              process's copy (copy-on-write), the file is never written, and
+//              the page-cache pages of those tensors are no longer mapped;
+//   blob path  never (the caller's memory may be flash or read-only).
+// tern_model_params.repack = 0 keeps every weight in the file layout.
+#pragma once
+#include "model/model.h"
+
+tern_status model_repack_weights(tern_model * m);
