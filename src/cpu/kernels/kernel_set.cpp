@@ -80,6 +80,7 @@ void fill(set_id id, tern_kernel_set * ks) {
         tern_fill_gemm_kquant_avx512(ks);
         tern_fill_gemm_float_avx512(ks);
         tern_fill_repack_avx512(ks);
+        tern_fill_repack_kquant_avx512(ks);
         ks->name = "avx512";
     }
 #endif

@@ -106,7 +106,8 @@ void tern_fill_vec_avx512(tern_kernel_set * ks);
 void tern_fill_gemm_legacy_avx512(tern_kernel_set * ks);
 void tern_fill_gemm_kquant_avx512(tern_kernel_set * ks);
 void tern_fill_gemm_float_avx512(tern_kernel_set * ks);
-void tern_fill_repack_avx512(tern_kernel_set * ks);     // interleaved Q4_0 Q8_0
+void tern_fill_repack_avx512(tern_kernel_set * ks);     // interleaved legacy formats
+void tern_fill_repack_kquant_avx512(tern_kernel_set * ks);  // interleaved Q4_K Q6_K
 #endif
 #if TERN_KSET_NEON
 void tern_fill_vec_neon(tern_kernel_set * ks);

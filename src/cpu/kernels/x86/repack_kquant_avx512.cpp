@@ -1,0 +1,233 @@
+// Interleaved (repacked) Q4_K and Q6_K weights and their tiles, avx512 kernel
+// set (kernel_set.h: repack_rows, repack, gemm_repacked). Compiled with the
+// avx512 target flags (F/BW/VL/DQ + VNNI): static code only.
+//
+// A group is 16 rows; per 256-value super-block the group holds the 16 rows'
+// super-blocks in exactly their file bytes, rearranged so that lanes = rows
+// (u = the unsigned level of a value, a "group of 4" = 4 consecutive values):
+//   Q4_K (2304 bytes)  d[16], dmin[16] (F16); 3 x 64 bytes: lane r of chunk k
+//                      = row r's scales[4k..4k+3] (the packed 6-bit scales and
+//                      mins, decoded in the lanes); 32 x 64 bytes: lane r of
+//                      chunk k = row r's qs[4k..4k+3] (low nibbles: values
+//                      64(k/8) + 4(k%8) + 0..3, high nibbles: 32 further on)
+//   Q6_K (3360 bytes)  d[16]; scales[16 sub-blocks][16 rows] (int8); 32 x 64
+//                      bytes of low nibbles: chunk k lane r byte i = low 4
+//                      bits of u[4k+i] | low 4 bits of u[128+4k+i] << 4;
+//                      16 x 64 bytes of high bits: chunk m lane r byte i, bits
+//                      2b..2b+1 = high 2 bits of u[4(m+16b)+i], b = 0..3
+// One VNNI dpbusd with the activation's 4 values broadcast gives 16 rows'
+// exact quad sums; per sub-block they are multiplied by the sub-block scales
+// (int32 lanes), Q6_K's offset 32 comes back through the Q8_K bsums and Q4_K's
+// mins through bsums too, all in exact integers.
+//
+// Float part: the scalar reference's steps (tensor/quants_k_dot.cpp), lane by
+// lane, super-blocks in order:
+//   Q6_K  sum = fma(d_a * d_w, isum, sum)
+//   Q4_K  sum = fma(d_a * d_w, isum, sum); sum = fma(-(d_a * dmin_w), mins, sum)
+// so every output has the reference's bits, whatever tile computes it.
+#include "cpu/kernels/kernel_set.h"
+
+#include <immintrin.h>
+#include <string.h>
+#include "tensor/blocks.h"
+#include "tensor/quants_k.h"
+
+// GCC 12 flags the deliberately undefined registers inside avx512fintrin.h
+// (_mm512_undefined_*) as uninitialized when inlined here: a false positive.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace {
+
+const int R = 16;         // rows per group
+const int MAX_COLS = 4;   // activation columns per register tile
+
+inline __m512i bcast4(const int8_t * p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm512_set1_epi32(v);
+}
+
+inline __m512i load64(const uint8_t * p) { return _mm512_loadu_si512((const void *) p); }
+
+// ---- Q6_K ------------------------------------------------------------------
+
+const size_t Q6_D = 0, Q6_SCALES = 32, Q6_LOW = 32 + 256, Q6_HIGH = 32 + 256 + 2048, Q6_BYTES = 3360;
+static_assert(Q6_BYTES == R * sizeof(block_q6_K), "Q6_K group: the file's bytes");
+
+void repack_q6_K(int64_t k, const void * src, void * dst) {
+    const int64_t nb = k / QK_K;
+    const size_t row_bytes = (size_t) nb * sizeof(block_q6_K);
+    uint8_t * out = (uint8_t *) dst;
+    tern_k_superblock sb;
+    for (int64_t b = 0; b < nb; b++, out += Q6_BYTES) {
+        memset(out, 0, Q6_BYTES);
+        for (int r = 0; r < R; r++) {
+            const block_q6_K * x = (const block_q6_K *) ((const uint8_t *) src + r * row_bytes) + b;
+            tern_k_decode_q6_K(x, &sb);
+            memcpy(out + Q6_D + 2 * r, &x->d, 2);
+            for (int j = 0; j < 16; j++) out[Q6_SCALES + 16 * j + r] = (uint8_t) x->scales[j];
+            for (int v = 0; v < QK_K; v++) {
+                const int u = sb.q[v] + 32;  // 0..63
+                const int g = v / 4, i = v % 4;
+                out[Q6_LOW + 64 * (g % 32) + 4 * r + i] |= (uint8_t) ((u & 15) << (g < 32 ? 0 : 4));
+                out[Q6_HIGH + 64 * (g % 16) + 4 * r + i] |= (uint8_t) ((u >> 4) << (2 * (g / 16)));
+            }
+        }
+    }
+}
+
+// u of the 16 rows' group g (0..63) of a super-block.
+inline __m512i q6_group(const uint8_t * sb, int g) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m2 = _mm512_set1_epi8(0x03);
+    const __m512i l = load64(sb + Q6_LOW + 64 * (g % 32));
+    const __m512i lo = g < 32 ? _mm512_and_si512(l, m4) : _mm512_and_si512(_mm512_srli_epi16(l, 4), m4);
+    const __m512i h = load64(sb + Q6_HIGH + 64 * (g % 16));
+    const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(h, 2 * (g / 16)), m2);
+    return _mm512_or_si512(lo, _mm512_slli_epi16(hi, 4));
+}
+
+template <int C>
+void q6_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * out, int64_t ldo) {
+    __m512 acc[C];
+    for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b++, g += Q6_BYTES) {
+        __m512i isum[C];
+        for (int c = 0; c < C; c++) isum[c] = _mm512_setzero_si512();
+        for (int j = 0; j < 16; j++) {  // 16-value sub-blocks: groups 4j..4j+3
+            // The super-block after next, a few lines per step: the hardware
+            // prefetchers stop at page boundaries, which these groups cross often.
+            for (int p = 0; p < 4; p++) _mm_prefetch((const char *) (g + 2 * Q6_BYTES + 64 * (4 * j + p)), _MM_HINT_T0);
+            __m512i u[4];
+            for (int t = 0; t < 4; t++) u[t] = q6_group(g, 4 * j + t);
+            const __m512i sc = _mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *) (g + Q6_SCALES + 16 * j)));
+            for (int c = 0; c < C; c++) {
+                const block_q8_K * ab = a[c] + b;
+                __m512i s = _mm512_set1_epi32(-32 * ab->bsums[j]);
+                for (int t = 0; t < 4; t++) s = _mm512_dpbusd_epi32(s, u[t], bcast4(ab->qs + 16 * j + 4 * t));
+                isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(s, sc));
+            }
+        }
+        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (g + Q6_D)));
+        for (int c = 0; c < C; c++) {
+            const __m512 d = _mm512_mul_ps(_mm512_set1_ps(a[c][b].d), dw);
+            acc[c] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(isum[c]), acc[c]);
+        }
+    }
+    for (int c = 0; c < C; c++) _mm512_storeu_ps(out + c * ldo, acc[c]);
+}
+
+// ---- Q4_K ------------------------------------------------------------------
+
+const size_t Q4_D = 0, Q4_DMIN = 32, Q4_SCALES = 64, Q4_QS = 64 + 192, Q4_BYTES = 2304;
+static_assert(Q4_BYTES == R * sizeof(block_q4_K), "Q4_K group: the file's bytes");
+
+void repack_q4_K(int64_t k, const void * src, void * dst) {
+    const int64_t nb = k / QK_K;
+    const size_t row_bytes = (size_t) nb * sizeof(block_q4_K);
+    uint8_t * out = (uint8_t *) dst;
+    for (int64_t b = 0; b < nb; b++, out += Q4_BYTES) {
+        for (int r = 0; r < R; r++) {
+            const block_q4_K * x = (const block_q4_K *) ((const uint8_t *) src + r * row_bytes) + b;
+            memcpy(out + Q4_D + 2 * r, &x->d, 2);
+            memcpy(out + Q4_DMIN + 2 * r, &x->dmin, 2);
+            for (int kk = 0; kk < 3; kk++) memcpy(out + Q4_SCALES + 64 * kk + 4 * r, x->scales + 4 * kk, 4);
+            for (int kk = 0; kk < 32; kk++) memcpy(out + Q4_QS + 64 * kk + 4 * r, x->qs + 4 * kk, 4);
+        }
+    }
+}
+
+template <int C>
+void q4_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * out, int64_t ldo) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    const __m512i m6 = _mm512_set1_epi32(63), l4 = _mm512_set1_epi32(15), l2 = _mm512_set1_epi32(3);
+    __m512 acc[C];
+    for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b++, g += Q4_BYTES) {
+        // The 6-bit scales and mins of the 8 sub-blocks, per lane (tern_k4_scale_min).
+        const __m512i s0 = load64(g + Q4_SCALES), s1 = load64(g + Q4_SCALES + 64), s2 = load64(g + Q4_SCALES + 128);
+        __m512i sc[8], mn[8];
+        for (int j = 0; j < 4; j++) {
+            sc[j] = _mm512_and_si512(_mm512_srli_epi32(s0, 8 * j), m6);
+            mn[j] = _mm512_and_si512(_mm512_srli_epi32(s1, 8 * j), m6);
+            sc[4 + j] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(s2, 8 * j), l4),
+                                        _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(s0, 8 * j + 6), l2), 4));
+            mn[4 + j] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(s2, 8 * j + 4), l4),
+                                        _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(s1, 8 * j + 6), l2), 4));
+        }
+        __m512i isum[C], imin[C];
+        for (int c = 0; c < C; c++) isum[c] = imin[c] = _mm512_setzero_si512();
+        for (int j = 0; j < 8; j++) {  // 32-value sub-blocks: chunk 8(j/2) + t, low nibbles for even j
+            // The super-block after next, a few lines per step (see Q6_K).
+            for (int p = 0; p < 5; p++) _mm_prefetch((const char *) (g + 2 * Q4_BYTES + 64 * (5 * j + p)), _MM_HINT_T0);
+            __m512i u[8];
+            for (int t = 0; t < 8; t++) {
+                const __m512i q = load64(g + Q4_QS + 64 * (8 * (j / 2) + t));
+                u[t] = (j & 1) ? _mm512_and_si512(_mm512_srli_epi16(q, 4), m4) : _mm512_and_si512(q, m4);
+            }
+            for (int c = 0; c < C; c++) {
+                const block_q8_K * ab = a[c] + b;
+                __m512i s = _mm512_setzero_si512();
+                for (int t = 0; t < 8; t++) s = _mm512_dpbusd_epi32(s, u[t], bcast4(ab->qs + 32 * j + 4 * t));
+                isum[c] = _mm512_add_epi32(isum[c], _mm512_mullo_epi32(s, sc[j]));
+                const int32_t bs = (int32_t) ab->bsums[2 * j] + ab->bsums[2 * j + 1];
+                imin[c] = _mm512_add_epi32(imin[c], _mm512_mullo_epi32(mn[j], _mm512_set1_epi32(bs)));
+            }
+        }
+        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (g + Q4_D)));
+        const __m512 dmw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) (g + Q4_DMIN)));
+        for (int c = 0; c < C; c++) {
+            const __m512 da = _mm512_set1_ps(a[c][b].d);
+            acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(da, dw), _mm512_cvtepi32_ps(isum[c]), acc[c]);
+            acc[c] = _mm512_fnmadd_ps(_mm512_mul_ps(da, dmw), _mm512_cvtepi32_ps(imin[c]), acc[c]);
+        }
+    }
+    for (int c = 0; c < C; c++) _mm512_storeu_ps(out + c * ldo, acc[c]);
+}
+
+// ---- the tern_gemm_fn over whole groups -------------------------------------
+
+template <int C>
+struct q6_tile { static void run(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * o, int64_t ldo) { q6_group_tile<C>(nb, g, a, o, ldo); } };
+template <int C>
+struct q4_tile { static void run(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * o, int64_t ldo) { q4_group_tile<C>(nb, g, a, o, ldo); } };
+
+template <template <int> class T>
+void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_stride, const void * a, size_t a_stride,
+                   float * out, int64_t ldo) {
+    const int64_t nb = k / QK_K, n_groups = nr / R;
+    const uint8_t * wb = (const uint8_t *) w;
+    const size_t group_bytes = R * w_stride;
+    for (int64_t m = 0; m < nc; m += MAX_COLS) {
+        const int64_t cols = nc - m < MAX_COLS ? nc - m : MAX_COLS;
+        const block_q8_K * ap[MAX_COLS];
+        for (int64_t c = 0; c < cols; c++) ap[c] = (const block_q8_K *) ((const uint8_t *) a + (m + c) * a_stride);
+        for (int64_t gi = 0; gi < n_groups; gi++) {
+            const uint8_t * g = wb + gi * group_bytes;
+            float * o = out + m * ldo + gi * R;
+            switch (cols) {
+                case 4: T<4>::run(nb, g, ap, o, ldo); break;
+                case 3: T<3>::run(nb, g, ap, o, ldo); break;
+                case 2: T<2>::run(nb, g, ap, o, ldo); break;
+                default: T<1>::run(nb, g, ap, o, ldo); break;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+void tern_fill_repack_kquant_avx512(tern_kernel_set * ks) {
+#if TERN_WITH_TYPE_Q4_K
+    ks->repack_rows[TERN_TYPE_Q4_K] = R;
+    ks->repack[TERN_TYPE_Q4_K] = repack_q4_K;
+    ks->gemm_repacked[TERN_TYPE_Q4_K] = gemm_repacked<q4_tile>;
+#endif
+#if TERN_WITH_TYPE_Q6_K
+    ks->repack_rows[TERN_TYPE_Q6_K] = R;
+    ks->repack[TERN_TYPE_Q6_K] = repack_q6_K;
+    ks->gemm_repacked[TERN_TYPE_Q6_K] = gemm_repacked<q6_tile>;
+#endif
+}
