@@ -298,6 +298,15 @@ void test_repacked(const tern_kernel_set * ks, const tern_kernel_set * ref_set) 
             for (int64_t j = 0; j < n_a; j++) act->from_float_act(random_row(n).data(), a.data() + j * a_size, n);
             set_extreme_levels(tr->vec_dot_type, a.data() + (n_a - 1) * a_size, n);
             for (int64_t g = 0; g < n_w / R; g++) ks->repack[t](n, w.data() + g * R * w_size, packed.data() + g * R * w_size);
+            if (ks->unpack_row[t]) {  // every row back in the file layout, byte for byte
+                std::vector<uint8_t> row(w_size);
+                int bad_rows = 0;
+                for (int64_t i = 0; i < n_w; i++) {
+                    ks->unpack_row[t](n, packed.data() + i / R * R * w_size, (int32_t) (i % R), row.data());
+                    bad_rows += memcmp(row.data(), w.data() + i * w_size, w_size) != 0;
+                }
+                CHECK_MSG(bad_rows == 0, "%s %s: %d rows not given back by unpack_row", ks->name, tr->name, bad_rows);
+            }
             std::vector<float> tile((size_t) (n_w * n_a), NAN);
             ks->gemm_repacked[t](n, n_w, n_a, packed.data(), w_size, a.data(), a_size, tile.data(), n_w);
             for (int64_t j = 0; j < n_a; j++) {

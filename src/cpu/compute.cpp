@@ -11,6 +11,7 @@ static bool computes(const tern_tensor * node) { return node->op != TERN_OP_NONE
 size_t tern_op_work_size(const tern_tensor * node, int32_t n_threads) {
     switch (node->op) {
         case TERN_OP_MUL_MAT: return tern_op_mul_mat_work_size(node, n_threads);
+        case TERN_OP_GET_ROWS: return tern_op_get_rows_work_size(node, n_threads);
         case TERN_OP_ATTN: return tern_op_attn_work_size(node, n_threads);
         default: return 0;
     }

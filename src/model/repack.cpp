@@ -41,15 +41,21 @@ struct repacker {
     }
 };
 
-// Every weight a mul_mat reads, once (an untied output; never token_embd).
+// Every weight a mul_mat reads, once: the token embedding only where the set
+// can give its rows back (unpack_row, for get_rows) and the output is tied to
+// it (an untied embedding is only ever read by get_rows).
 template <typename F>
-tern_status each_matmul_weight(tern_model * m, F && f) {
+tern_status each_matmul_weight(tern_model * m, const tern_kernel_set * ks, F && f) {
     for (uint32_t il = 0; il < m->hp.n_layer; il++) {
         model_layer * l = &m->w.layers[il];
         model_weight * ws[] = {&l->wq, &l->wk, &l->wv, &l->wo, &l->ffn_gate, &l->ffn_up, &l->ffn_down};
         for (model_weight * w : ws) TERN_TRY(f(w));
     }
-    if (m->w.output.data != m->w.tok_embd.data) TERN_TRY(f(&m->w.output));
+    if (m->w.output.data != m->w.tok_embd.data) return f(&m->w.output);
+    if (m->w.tok_embd.data && ks->unpack_row[m->w.tok_embd.type]) {
+        TERN_TRY(f(&m->w.tok_embd));
+        m->w.output.repacked = m->w.tok_embd.repacked;  // the same bytes
+    }
     return TERN_OK;
 }
 
@@ -62,7 +68,7 @@ tern_status model_repack_weights(tern_model * m) {
     rp.mapped = strcmp(m->files.load_path, "mmap") == 0;
     rp.scratch = nullptr;
     rp.scratch_size = 0;
-    each_matmul_weight(m, [&](model_weight * w) {
+    each_matmul_weight(m, rp.ks, [&](model_weight * w) {
         if (rp.wants(*w) && rp.group_bytes(*w) > rp.scratch_size) rp.scratch_size = rp.group_bytes(*w);
         return TERN_OK;
     });
@@ -70,7 +76,7 @@ tern_status model_repack_weights(tern_model * m) {
     // One group of rows (tens of KB), for the length of the load only.
     rp.scratch = (uint8_t *) port_alloc(rp.scratch_size);
     if (!rp.scratch) return tern_fail(TERN_ERR_NO_MEMORY, "repack: cannot allocate %zu bytes of scratch", rp.scratch_size);
-    const tern_status st = each_matmul_weight(m, [&](model_weight * w) { return rp.rewrite(w); });
+    const tern_status st = each_matmul_weight(m, rp.ks, [&](model_weight * w) { return rp.rewrite(w); });
     port_free(rp.scratch);
     if (st != TERN_OK) tern_error_prefix("repack: ");
     return st;

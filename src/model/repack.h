@@ -1,10 +1,11 @@
 // Repacking: the matmul weights rewritten, once at load, into the CPU kernel
 // set's row-interleaved layouts (kernel_set.h: repack_rows / repack).
 //
-// Which: the attention and FFN projections of every layer and an untied
-// output matrix, where the kernel set in use has a layout for the type
-// (today avx512: Q4_0, Q8_0). The token embedding is never repacked (get_rows
-// reads its rows), so a tied output stays in the file layout.
+// Which: the attention and FFN projections of every layer and the output
+// matrix, where the kernel set in use has a layout for the type (avx512:
+// Q4_0, Q8_0, Q4_K, Q6_K, ...). A token embedding tied to the output is
+// repacked too where the set can give single rows back for get_rows
+// (unpack_row); an untied embedding is only read by get_rows and stays.
 //
 // Where: in place, group by group through a small scratch of one group's
 // rows. The layouts take exactly the bytes of the rows they replace, so the

@@ -76,11 +76,15 @@ struct tern_kernel_set {
     //   repack[t](k, src, dst): one group, src = repack_rows[t] file rows of k
     //     values back to back, dst = the group (distinct from src);
     //   gemm_repacked[t]: tern_gemm_fn over whole groups (nr a multiple of
-    //     repack_rows[t], w = the first group, w_stride = bytes of one row).
+    //     repack_rows[t], w = the first group, w_stride = bytes of one row);
+    //   unpack_row[t](k, group, r, row): row r of a group back in the file
+    //     layout (get_rows of a repacked token embedding; NULL: the set does
+    //     not repack embeddings of type t).
     // Rows past the last whole group stay in the file layout.
     int32_t      repack_rows[TERN_TYPE_COUNT];
     void         (*repack[TERN_TYPE_COUNT])(int64_t k, const void * src, void * dst);
     tern_gemm_fn gemm_repacked[TERN_TYPE_COUNT];
+    void         (*unpack_row[TERN_TYPE_COUNT])(int64_t k, const void * group, int32_t r, void * row);
 };
 
 // The set in use (chosen at the first call; thread-safe).

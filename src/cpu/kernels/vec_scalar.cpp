@@ -27,5 +27,6 @@ void tern_fill_scalar(tern_kernel_set * ks) {
         ks->repack_rows[t] = 0;
         ks->repack[t] = nullptr;
         ks->gemm_repacked[t] = nullptr;
+        ks->unpack_row[t] = nullptr;
     }
 }

@@ -35,6 +35,7 @@ static inline void tern_split_rows(int64_t n, int32_t ith, int32_t nth, int64_t 
 size_t tern_op_work_size(const tern_tensor * node, int32_t n_threads);
 
 void tern_op_get_rows(const tern_op_ctx * c, tern_tensor * dst);
+size_t tern_op_get_rows_work_size(const tern_tensor * dst, int32_t n_threads);
 void tern_op_rms_norm(const tern_op_ctx * c, tern_tensor * dst);
 void tern_op_add(const tern_op_ctx * c, tern_tensor * dst);
 void tern_op_mul(const tern_op_ctx * c, tern_tensor * dst);

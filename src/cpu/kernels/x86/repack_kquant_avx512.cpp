@@ -79,6 +79,28 @@ void repack_q6_K(int64_t k, const void * src, void * dst) {
     }
 }
 
+// Row r of a group back in the file layout (the inverse of repack_q6_K).
+void unpack_row_q6_K(int64_t k, const void * group, int32_t r, void * row) {
+    const int64_t nb = k / QK_K;
+    const uint8_t * g = (const uint8_t *) group;
+    block_q6_K * out = (block_q6_K *) row;
+    for (int64_t b = 0; b < nb; b++, g += Q6_BYTES) {
+        block_q6_K * x = out + b;
+        memset(x, 0, sizeof(*x));
+        memcpy(&x->d, g + Q6_D + 2 * r, 2);
+        for (int j = 0; j < 16; j++) x->scales[j] = (int8_t) g[Q6_SCALES + 16 * j + r];
+        for (int v = 0; v < QK_K; v++) {
+            const int gi = v / 4, i = v % 4;
+            const int low = (g[Q6_LOW + 64 * (gi % 32) + 4 * r + i] >> (gi < 32 ? 0 : 4)) & 15;
+            const int high = (g[Q6_HIGH + 64 * (gi % 16) + 4 * r + i] >> (2 * (gi / 16))) & 3;
+            // The file's places of value v (tensor/quants_k.h).
+            const int h = v / 128, sq = (v / 32) % 4, l = v % 32;
+            x->ql[64 * h + 32 * (sq & 1) + l] |= (uint8_t) (low << (4 * (sq / 2)));
+            x->qh[32 * h + l] |= (uint8_t) (high << (2 * sq));
+        }
+    }
+}
+
 // u of the 16 rows' group g (0..63) of a super-block.
 inline __m512i q6_group(const uint8_t * sb, int g) {
     const __m512i m4 = _mm512_set1_epi8(0x0F), m2 = _mm512_set1_epi8(0x03);
@@ -136,6 +158,19 @@ void repack_q4_K(int64_t k, const void * src, void * dst) {
             for (int kk = 0; kk < 3; kk++) memcpy(out + Q4_SCALES + 64 * kk + 4 * r, x->scales + 4 * kk, 4);
             for (int kk = 0; kk < 32; kk++) memcpy(out + Q4_QS + 64 * kk + 4 * r, x->qs + 4 * kk, 4);
         }
+    }
+}
+
+void unpack_row_q4_K(int64_t k, const void * group, int32_t r, void * row) {
+    const int64_t nb = k / QK_K;
+    const uint8_t * g = (const uint8_t *) group;
+    block_q4_K * out = (block_q4_K *) row;
+    for (int64_t b = 0; b < nb; b++, g += Q4_BYTES) {
+        block_q4_K * x = out + b;
+        memcpy(&x->d, g + Q4_D + 2 * r, 2);
+        memcpy(&x->dmin, g + Q4_DMIN + 2 * r, 2);
+        for (int kk = 0; kk < 3; kk++) memcpy(x->scales + 4 * kk, g + Q4_SCALES + 64 * kk + 4 * r, 4);
+        for (int kk = 0; kk < 32; kk++) memcpy(x->qs + 4 * kk, g + Q4_QS + 64 * kk + 4 * r, 4);
     }
 }
 
@@ -224,10 +259,12 @@ void tern_fill_repack_kquant_avx512(tern_kernel_set * ks) {
     ks->repack_rows[TERN_TYPE_Q4_K] = R;
     ks->repack[TERN_TYPE_Q4_K] = repack_q4_K;
     ks->gemm_repacked[TERN_TYPE_Q4_K] = gemm_repacked<q4_tile>;
+    ks->unpack_row[TERN_TYPE_Q4_K] = unpack_row_q4_K;
 #endif
 #if TERN_WITH_TYPE_Q6_K
     ks->repack_rows[TERN_TYPE_Q6_K] = R;
     ks->repack[TERN_TYPE_Q6_K] = repack_q6_K;
     ks->gemm_repacked[TERN_TYPE_Q6_K] = gemm_repacked<q6_tile>;
+    ks->unpack_row[TERN_TYPE_Q6_K] = unpack_row_q6_K;
 #endif
 }
