@@ -95,6 +95,7 @@ static void check_model(const std::string & name) {
 int main(void) {
     g_shared = tern_test_shared_dir();
     for (const char * name : {"ktest-llama-Q4_0.gguf", "ktest-llama-Q8_0.gguf", "TinyStories-656K-Q8_0.gguf",
+                              "ktest-llama-Q5_0.gguf", "ktest-llama-IQ4_NL.gguf", "ktest-llama-Q4_1.gguf", "ktest-llama-Q5_1.gguf",
                               "TinyStories-656K-Q4_0.gguf", "ktest-qwen2-Q8_0.gguf", "ktest-llama-Q4_K_M.gguf"}) {
         check_model(name);
     }

@@ -1,30 +1,58 @@
-// Interleaved (repacked) Q4_0 and Q8_0 weights and their tiles, avx512 kernel
-// set (kernel_set.h: repack_rows, repack, gemm_repacked). Compiled with the
-// avx512 target flags (F/BW/VL/DQ + VNNI): static code only.
+// Interleaved (repacked) legacy weights and their tiles, avx512 kernel set
+// (kernel_set.h: repack_rows, repack, gemm_repacked, unpack_row): Q4_0 Q4_1
+// Q5_0 Q5_1 Q8_0 IQ4_NL. Compiled with the avx512 target flags (F/BW/VL/DQ +
+// VNNI): static code only.
 //
-// Layout of a group of 16 rows, per 32-value block b (the same bytes as the
-// 16 rows' blocks b in the file, so a matrix is rewritten in place):
-//   Q4_0 (288 bytes)  d[16] (F16, row r at r), then 4 x 64 bytes: chunk j
-//                     holds, for row r at bytes 4r..4r+3, the row's
-//                     qs[4j..4j+3] (low nibbles: values 4j..4j+3, high
-//                     nibbles: values 16+4j..16+4j+3, as the file packs them)
-//   Q8_0 (544 bytes)  d[16], then 8 x 64 bytes: chunk j holds row r's
-//                     qs[4j..4j+3] + 128 (unsigned) at 4r..4r+3
-// So one zmm load is one 4-value group of 16 rows, lanes = rows, and one VNNI
-// dpbusd with the activation's 4 values broadcast makes the 16 rows' exact
-// int32 quad sums. The unsigned offset (Q4_0: levels u - 8, Q8_0: u - 128)
-// comes back in int32 as offset * (sum of the activation block), computed
-// once per activation block per call.
+// A group is 16 rows; per 32-value block b it holds the same bytes as the 16
+// rows' blocks b in the file, so a matrix is rewritten in place. A block's
+// values form 8 quads (values 4l..4l+3, l = 0..7); the tiles want, per quad,
+// one zmm whose lane r holds row r's four levels as unsigned bytes u:
+//   d[16]   at 0      the rows' F16 scales, row r at 2r (every format)
+//   m[16]   at 32     the rows' F16 minimums (Q4_1, Q5_1)
+//   then 64-byte chunks, row r at bytes 4r..4r+3 of each, value 4l + i of
+//   the row at byte 4r + i of:
+//   Q4_0 Q4_1 IQ4_NL  chunk j (4): row's qs[4j..4j+3], that is quad j in
+//                     the low nibbles, quad 4 + j in the high nibbles (as the
+//                     file packs them); IQ4_NL: u = table[nibble] + 128
+//   Q8_0              chunk j (8): quad j, u = qs + 128
+//   Q5_0 Q5_1         chunk H, then chunk j (4): with u the 5-bit levels
+//                     (nibble | qh bit << 4), chunk j = u of quad j in bits
+//                     0..4 and bits 0..2 of quad 4 + j's u in bits 5..7; H
+//                     = bits 3..4 of quad 4 + j's u in bits 2j..2j+1, j = 0..3
+//                     (quad j: one AND; quad 4 + j: two shifts, an AND and a
+//                     ternary-logic op)
+//   Q4_0 288 = 16 x 18   d qs          Q4_1   320 = 16 x 20   d m qs
+//   Q5_0 352 = 16 x 22   d H qs        Q5_1   384 = 16 x 24   d m H qs
+//   Q8_0 544 = 16 x 34   d qs(8)       IQ4_NL 288 = 16 x 18   d qs
+// One VNNI dpbusd of a quad's zmm with the activation's 4 values broadcast
+// makes the 16 rows' exact int32 quad sums. The unsigned offset (Q4_0 8, Q5_0
+// 16, Q8_0 and IQ4_NL 128, Q4_1 Q5_1 0) comes back in int32 as the dpbusd
+// chain's start, -offset * (sum of the activation's levels): per activation
+// block (PER_BLOCK formats, once per call and column) or per quad (LANES8
+// formats, per block and column).
 //
-// Float part: the scalar reference's operations (tensor/quants_legacy.cpp,
-// PER_BLOCK), lane by lane: acc = fma((float) sumi, d_w * d_a, acc), blocks in
-// order. So every output equals the reference's bits, whatever tile or
-// thread computes it.
+// Float part: the scalar reference's operations (tensor/quants_legacy.cpp),
+// lane by lane, so every output equals the reference's bits, whatever tile
+// or thread computes it:
+//   PER_BLOCK (Q4_0 Q4_1 Q8_0)  acc = fma((float) sumi, d_w * d_a, acc)
+//                               (+ acc = fma(m_w, s_a, acc) for Q4_1)
+//   LANES8 (Q5_0 Q5_1 IQ4_NL)   acc_l = fma(d_w * d_a, (float) lane_l, acc_l)
+//                               for the 8 quads l, one zmm per quad; at the
+//                               end ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7))
+//                               (+ summs = fma(m_w, s_a, summs) for Q5_1)
+//
+// Tiles: one group x up to 4 activation columns (PER_BLOCK, LANES8 without
+// offset) or 3 (LANES8 with offset: the quad sums cost registers). Each block
+// prefetches the whole block 4 ahead in its group. (Two groups per tile of
+// one column, sharing the activation's broadcasts, were 10% faster on
+// LANES8 weights in L3 and 15% slower streaming from DRAM, where decode is.)
 #include "cpu/kernels/kernel_set.h"
 
 #include <immintrin.h>
+#include <stddef.h>
 #include <string.h>
 #include "tensor/blocks.h"
+#include "tensor/quants.h"
 
 // GCC 12 flags the deliberately undefined registers inside avx512fintrin.h
 // (_mm512_undefined_*) as uninitialized when inlined here: a false positive.
@@ -35,10 +63,11 @@
 
 namespace {
 
-const int R = 16;              // rows per group (zmm lanes)
-const int QK = 32;             // values per block
-const int MAX_COLS = 4;        // activation columns per register tile
+const int R = 16;                 // rows per group (zmm lanes)
+const int QK = 32;                // values per block
+const int L = 8;                  // quads per block
 const int64_t SUM_BLOCKS = 1024;  // activation block sums kept on the stack (K <= 32768)
+const int PREFETCH_BLOCKS = 4;    // blocks ahead in a group
 
 inline float f16(tern_fp16 h) { return _cvtsh_ss(h); }
 
@@ -48,149 +77,298 @@ inline __m512i bcast4(const int8_t * p) {
     return _mm512_set1_epi32(v);
 }
 
+// off * (the 8 quad sums of an activation block's levels), int32.
+template <int off>
+inline __m256i quad_sums(const int8_t * qs) {
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8((char) off), _mm256_loadu_si256((const __m256i *) qs));
+}
+
 // Sum of the 32 int8 levels of an activation block.
 inline int32_t block_sum(const int8_t * qs) {
-    const __m256i a = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) qs), _mm256_set1_epi8((char) 0x80));
-    const __m256i s = _mm256_sad_epu8(a, _mm256_setzero_si256());  // 4 x sum of 8 (level + 128)
-    __m128i t = _mm_add_epi64(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-    t = _mm_add_epi64(t, _mm_unpackhi_epi64(t, t));
-    return (int32_t) _mm_cvtsi128_si64(t) - 32 * 128;
+    const __m256i s = quad_sums<1>(qs);
+    __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+    h = _mm_add_epi32(h, _mm_unpackhi_epi64(h, h));
+    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(1, 1, 1, 1)));
+    return _mm_cvtsi128_si32(h);
 }
 
 // ---- layouts ---------------------------------------------------------------
 
+// Per format: its file block and activation block, how its levels are
+// stored (kind), its dot order, whether it is affine (m, and the
+// activation's s), its unsigned offset, and where its parts lie in a group's
+// block (M_AT, H_AT: 0 = none; QS_AT: the first of the 4 or 8 chunks).
+enum class fmt_kind { nibbles, q5, q8, iq4nl };
+
 struct fmt_q4_0 {
     typedef block_q4_0 block;
-    static const int CHUNKS = 4;        // zmm per block
-    static const int OFFSET = 8;        // level = u - 8
-    static const size_t BYTES = 2 * R + 64 * CHUNKS;
-    static void pack(const block * const * rows, uint8_t * dst) {
-        for (int j = 0; j < CHUNKS; j++) {
-            for (int r = 0; r < R; r++) memcpy(dst + 64 * j + 4 * r, rows[r]->qs + 4 * j, 4);
-        }
-    }
+    typedef block_q8_0 act;
+    static const fmt_kind kind = fmt_kind::nibbles;
+    static const bool affine = false, lanes8 = false;
+    static const int OFFSET = 8;
+    static const size_t M_AT = 0, H_AT = 0, QS_AT = 2 * R, BYTES = QS_AT + 4 * 64;
 };
-
+struct fmt_q4_1 {
+    typedef block_q4_1 block;
+    typedef block_q8_1 act;
+    static const fmt_kind kind = fmt_kind::nibbles;
+    static const bool affine = true, lanes8 = false;
+    static const int OFFSET = 0;
+    static const size_t M_AT = 2 * R, H_AT = 0, QS_AT = 4 * R, BYTES = QS_AT + 4 * 64;
+};
+struct fmt_q5_0 {
+    typedef block_q5_0 block;
+    typedef block_q8_0 act;
+    static const fmt_kind kind = fmt_kind::q5;
+    static const bool affine = false, lanes8 = true;
+    static const int OFFSET = 16;
+    static const size_t M_AT = 0, H_AT = 2 * R, QS_AT = 2 * R + 64, BYTES = QS_AT + 4 * 64;
+};
+struct fmt_q5_1 {
+    typedef block_q5_1 block;
+    typedef block_q8_1 act;
+    static const fmt_kind kind = fmt_kind::q5;
+    static const bool affine = true, lanes8 = true;
+    static const int OFFSET = 0;
+    static const size_t M_AT = 2 * R, H_AT = 4 * R, QS_AT = 4 * R + 64, BYTES = QS_AT + 4 * 64;
+};
 struct fmt_q8_0 {
     typedef block_q8_0 block;
-    static const int CHUNKS = 8;
-    static const int OFFSET = 128;      // level = u - 128
-    static const size_t BYTES = 2 * R + 64 * CHUNKS;
-    static void pack(const block * const * rows, uint8_t * dst) {
-        for (int j = 0; j < CHUNKS; j++) {
-            for (int r = 0; r < R; r++) {
-                for (int i = 0; i < 4; i++) dst[64 * j + 4 * r + i] = (uint8_t) (rows[r]->qs[4 * j + i] ^ 0x80);
-            }
-        }
-    }
+    typedef block_q8_0 act;
+    static const fmt_kind kind = fmt_kind::q8;
+    static const bool affine = false, lanes8 = false;
+    static const int OFFSET = 128;
+    static const size_t M_AT = 0, H_AT = 0, QS_AT = 2 * R, BYTES = QS_AT + 8 * 64;
 };
+struct fmt_iq4_nl {
+    typedef block_iq4_nl block;
+    typedef block_q8_0 act;
+    static const fmt_kind kind = fmt_kind::iq4nl;
+    static const bool affine = false, lanes8 = true;
+    static const int OFFSET = 128;
+    static const size_t M_AT = 0, H_AT = 0, QS_AT = 2 * R, BYTES = QS_AT + 4 * 64;
+};
+
+// Byte i of quad j's place in a chunk (row r): QS_AT + 64 j + 4 r + i.
+inline size_t at(size_t qs_at, int j, int r, int i) { return qs_at + 64 * (size_t) j + 4 * r + i; }
 
 template <typename F>
 void repack(int64_t k, const void * src, void * dst) {
-    static_assert(F::BYTES == R * sizeof(typename F::block), "same bytes as the file");
+    typedef typename F::block B;
+    static_assert(F::BYTES == R * sizeof(B), "same bytes as the file");
     const int64_t nb = k / QK;
-    const size_t row_bytes = (size_t) nb * sizeof(typename F::block);
+    const size_t row_bytes = (size_t) nb * sizeof(B);
     uint8_t * out = (uint8_t *) dst;
     for (int64_t b = 0; b < nb; b++, out += F::BYTES) {
-        const typename F::block * rows[R];
-        for (int r = 0; r < R; r++) rows[r] = (const typename F::block *) ((const uint8_t *) src + r * row_bytes) + b;
-        for (int r = 0; r < R; r++) memcpy(out + 2 * r, &rows[r]->d, 2);
-        F::pack(rows, out + 2 * R);
+        for (int r = 0; r < R; r++) {
+            const B * x = (const B *) ((const uint8_t *) src + r * row_bytes) + b;
+            memcpy(out + 2 * r, &x->d, 2);
+            if constexpr (F::affine) memcpy(out + F::M_AT + 2 * r, &x->m, 2);
+            if constexpr (F::kind == fmt_kind::q8) {
+                for (int v = 0; v < QK; v++) out[at(F::QS_AT, v / 4, r, v % 4)] = (uint8_t) ((uint8_t) x->qs[v] ^ 0x80);
+            } else if constexpr (F::kind == fmt_kind::q5) {
+                uint32_t qh;
+                memcpy(&qh, x->qh, 4);
+                for (int v = 0; v < 16; v++) {  // v: quad j = v / 4, the high value v + 16: quad 4 + j
+                    const int j = v / 4, i = v % 4;
+                    const int lo = (x->qs[v] & 15) | ((qh >> v) & 1) << 4;
+                    const int hi = (x->qs[v] >> 4) | ((qh >> (v + 16)) & 1) << 4;
+                    out[at(F::QS_AT, j, r, i)] = (uint8_t) (lo | (hi & 7) << 5);
+                    uint8_t & h = out[F::H_AT + 4 * r + i];
+                    if (j == 0) h = 0;
+                    h = (uint8_t) (h | (hi >> 3) << (2 * j));
+                }
+            } else {
+                for (int v = 0; v < 16; v++) out[at(F::QS_AT, v / 4, r, v % 4)] = x->qs[v];
+            }
+        }
+    }
+}
+
+// Row r of a group back in the file layout (the inverse of repack).
+template <typename F>
+void unpack_row(int64_t k, const void * group, int32_t r, void * row) {
+    typedef typename F::block B;
+    const int64_t nb = k / QK;
+    const uint8_t * g = (const uint8_t *) group;
+    B * out = (B *) row;
+    for (int64_t b = 0; b < nb; b++, g += F::BYTES) {
+        B * x = out + b;
+        memcpy(&x->d, g + 2 * r, 2);
+        if constexpr (F::affine) memcpy(&x->m, g + F::M_AT + 2 * r, 2);
+        if constexpr (F::kind == fmt_kind::q8) {
+            for (int v = 0; v < QK; v++) x->qs[v] = (int8_t) (g[at(F::QS_AT, v / 4, r, v % 4)] ^ 0x80);
+        } else if constexpr (F::kind == fmt_kind::q5) {
+            uint32_t qh = 0;
+            for (int v = 0; v < 16; v++) {
+                const int j = v / 4, i = v % 4;
+                const int z = g[at(F::QS_AT, j, r, i)];
+                const int lo = z & 31;
+                const int hi = z >> 5 | ((g[F::H_AT + 4 * r + i] >> (2 * j)) & 3) << 3;
+                x->qs[v] = (uint8_t) ((lo & 15) | (hi & 15) << 4);
+                qh |= (uint32_t) (lo >> 4) << v | (uint32_t) (hi >> 4) << (v + 16);
+            }
+            memcpy(x->qh, &qh, 4);
+        } else {
+            for (int v = 0; v < 16; v++) x->qs[v] = g[at(F::QS_AT, v / 4, r, v % 4)];
+        }
     }
 }
 
 // ---- tiles -------------------------------------------------------------------
 
-// The 16 rows' levels of one block against one activation block: exact int32
-// sums of (u - OFFSET) * a per row.
+inline __m512i load64(const uint8_t * p) { return _mm512_loadu_si512((const void *) p); }
+inline __m512 load_halves(const uint8_t * p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) p)); }
+
+// The 16 rows' unsigned levels of quad l of a group's block g.
 template <typename F>
-inline __m512i block_dot(const __m512i * w, const int8_t * qs, int32_t act_sum);
-
-template <>
-inline __m512i block_dot<fmt_q4_0>(const __m512i * w, const int8_t * qs, int32_t act_sum) {
-    // w[0..3]: low nibbles (values 4j..), w[4..7]: high nibbles (values 16 + 4j..)
-    __m512i s = _mm512_set1_epi32(-fmt_q4_0::OFFSET * act_sum);
-    for (int j = 0; j < 4; j++) {
-        s = _mm512_dpbusd_epi32(s, w[j], bcast4(qs + 4 * j));
-        s = _mm512_dpbusd_epi32(s, w[4 + j], bcast4(qs + 16 + 4 * j));
-    }
-    return s;
-}
-
-template <>
-inline __m512i block_dot<fmt_q8_0>(const __m512i * w, const int8_t * qs, int32_t act_sum) {
-    __m512i s = _mm512_set1_epi32(-fmt_q8_0::OFFSET * act_sum);
-    for (int j = 0; j < 8; j++) s = _mm512_dpbusd_epi32(s, w[j], bcast4(qs + 4 * j));
-    return s;
-}
-
-template <typename F>
-inline void load_block(const uint8_t * g, __m512i * w);
-
-template <>
-inline void load_block<fmt_q4_0>(const uint8_t * g, __m512i * w) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
-    for (int j = 0; j < 4; j++) {
-        const __m512i z = _mm512_loadu_si512((const void *) (g + 2 * R + 64 * j));
-        w[j] = _mm512_and_si512(z, m4);
-        w[4 + j] = _mm512_and_si512(_mm512_srli_epi16(z, 4), m4);
+inline __m512i load_quad(const uint8_t * g, int l) {
+    if constexpr (F::kind == fmt_kind::q8) {
+        return load64(g + F::QS_AT + 64 * l);
+    } else if constexpr (F::kind == fmt_kind::q5) {
+        const __m512i z = load64(g + F::QS_AT + 64 * (l & 3));
+        if (l < 4) return _mm512_and_si512(z, _mm512_set1_epi8(0x1F));
+        // bits 0..2 from the chunk's bits 5..7, bits 3..4 from H's bits 2j..2j+1
+        // (16-bit shifts: the bits kept never cross a byte)
+        const int j = l - 4;
+        const __m512i h = load64(g + F::H_AT);
+        const __m512i hs = j < 2 ? _mm512_slli_epi16(h, 3 - 2 * j) : _mm512_srli_epi16(h, 2 * j - 3);
+        return _mm512_ternarylogic_epi32(_mm512_srli_epi16(z, 5), _mm512_set1_epi8(0x07),
+                                         _mm512_and_si512(hs, _mm512_set1_epi8(0x18)), 0xEA);  // (a & b) | c
+    } else {
+        __m512i z = load64(g + F::QS_AT + 64 * (l & 3));
+        if (l >= 4) z = _mm512_srli_epi16(z, 4);
+        z = _mm512_and_si512(z, _mm512_set1_epi8(0x0F));
+        if constexpr (F::kind == fmt_kind::iq4nl) {
+            // table value + 128 (1..241), in each 128-bit lane for vpshufb
+            const __m512i table = _mm512_add_epi8(
+                _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *) tern_kvalues_iq4nl)), _mm512_set1_epi8((char) 0x80));
+            z = _mm512_shuffle_epi8(table, z);
+        }
+        return z;
     }
 }
 
-template <>
-inline void load_block<fmt_q8_0>(const uint8_t * g, __m512i * w) {
-    for (int j = 0; j < 8; j++) w[j] = _mm512_loadu_si512((const void * ) (g + 2 * R + 64 * j));
+template <typename F>
+inline void prefetch_block(const uint8_t * g) {
+    for (size_t o = 0; o < F::BYTES; o += 64) _mm_prefetch((const char *) (g + PREFETCH_BLOCKS * F::BYTES + o), _MM_HINT_T0);
 }
 
-// One group of 16 rows x C activation columns. sums: C rows of nb block sums
-// (stride nb), or NULL to compute them here.
+// PER_BLOCK: one group of 16 rows x C activation columns. sums: C rows of nb
+// block sums (stride nb), or NULL to compute them here (formats with an offset).
 template <typename F, int C>
-void group_tile(int64_t nb, const uint8_t * g, const uint8_t * a, size_t a_stride, const int32_t * sums, float * out,
-                int64_t ldo) {
+void tile_per_block(int64_t nb, const uint8_t * g, const uint8_t * a, size_t a_stride, const int32_t * sums, float * out,
+                    int64_t ldo) {
+    typedef typename F::act A;
     __m512 acc[C];
     for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++, g += F::BYTES) {
-        _mm_prefetch((const char *) (g + 4 * F::BYTES), _MM_HINT_T0);
-        const __m512 dw = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *) g));
-        __m512i w[8];
-        load_block<F>(g, w);
+        prefetch_block<F>(g);
+        const __m512 dw = load_halves(g);
+        __m512 mw = _mm512_setzero_ps();
+        if constexpr (F::affine) mw = load_halves(g + F::M_AT);
+        __m512i w[L];
+        for (int l = 0; l < L; l++) w[l] = load_quad<F>(g, l);
         for (int c = 0; c < C; c++) {
-            const block_q8_0 * ab = (const block_q8_0 *) (a + c * a_stride) + b;
-            const int32_t s = sums ? sums[c * nb + b] : block_sum(ab->qs);
-            const __m512i isum = block_dot<F>(w, ab->qs, s);
+            const A * ab = (const A *) (a + c * a_stride) + b;
+            __m512i s = _mm512_setzero_si512();
+            if constexpr (F::OFFSET != 0) s = _mm512_set1_epi32(-F::OFFSET * (sums ? sums[c * nb + b] : block_sum(ab->qs)));
+            for (int l = 0; l < L; l++) s = _mm512_dpbusd_epi32(s, w[l], bcast4(ab->qs + 4 * l));
             const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(f16(ab->d)));
-            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), d, acc[c]);
+            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), d, acc[c]);
+            if constexpr (F::affine) acc[c] = _mm512_fmadd_ps(mw, _mm512_set1_ps(f16(ab->s)), acc[c]);
         }
     }
     for (int c = 0; c < C; c++) _mm512_storeu_ps(out + c * ldo, acc[c]);
 }
 
+// LANES8: one group of 16 rows x C activation columns, eight accumulators
+// (one per quad) each.
+template <typename F, int C>
+void tile_lanes8(int64_t nb, const uint8_t * g, const uint8_t * a, size_t a_stride, float * out, int64_t ldo) {
+    typedef typename F::act A;
+    __m512 acc[C][L];
+    __m512 summs[C];
+    for (int c = 0; c < C; c++) {
+        for (int l = 0; l < L; l++) acc[c][l] = _mm512_setzero_ps();
+        summs[c] = _mm512_setzero_ps();
+    }
+    for (int64_t b = 0; b < nb; b++, g += F::BYTES) {
+        prefetch_block<F>(g);
+        // -offset * the activation's quad sums, per column (stored, then broadcast)
+        alignas(32) int32_t ncorr[C][L];
+        if constexpr (F::OFFSET != 0) {
+            for (int c = 0; c < C; c++) {
+                const __m256i q = quad_sums<F::OFFSET>(((const A *) (a + c * a_stride) + b)->qs);
+                _mm256_store_si256((__m256i *) ncorr[c], _mm256_sub_epi32(_mm256_setzero_si256(), q));
+            }
+        }
+        const __m512 dw = load_halves(g);
+        __m512 d[C];
+        for (int c = 0; c < C; c++) d[c] = _mm512_mul_ps(dw, _mm512_set1_ps(f16(((const A *) (a + c * a_stride) + b)->d)));
+        for (int l = 0; l < L; l++) {
+            const __m512i w = load_quad<F>(g, l);
+            for (int c = 0; c < C; c++) {
+                const __m512i init = F::OFFSET != 0 ? _mm512_set1_epi32(ncorr[c][l]) : _mm512_setzero_si512();
+                const __m512i y = bcast4(((const A *) (a + c * a_stride) + b)->qs + 4 * l);
+                const __m512 lane = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(init, w, y));
+                acc[c][l] = _mm512_fmadd_ps(d[c], lane, acc[c][l]);
+            }
+        }
+        if constexpr (F::affine) {
+            const __m512 mw = load_halves(g + F::M_AT);
+            for (int c = 0; c < C; c++) {
+                const A * ab = (const A *) (a + c * a_stride) + b;
+                summs[c] = _mm512_fmadd_ps(mw, _mm512_set1_ps(f16(ab->s)), summs[c]);
+            }
+        }
+    }
+    for (int c = 0; c < C; c++) {
+        const __m512 * x = acc[c];
+        __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(x[0], x[4]), _mm512_add_ps(x[2], x[6])),
+                                 _mm512_add_ps(_mm512_add_ps(x[1], x[5]), _mm512_add_ps(x[3], x[7])));
+        if constexpr (F::affine) s = _mm512_add_ps(s, summs[c]);
+        _mm512_storeu_ps(out + c * ldo, s);
+    }
+}
+
+// Activation columns per register tile: PER_BLOCK one accumulator per
+// column, LANES8 eight (and then an offset's quad sums cost registers too).
+template <typename F> constexpr int max_cols() { return F::lanes8 && F::OFFSET != 0 ? 3 : 4; }
+
 template <typename F, int C>
 void column_block(int64_t nb, int64_t n_groups, const uint8_t * w, size_t group_bytes, const uint8_t * a, size_t a_stride,
                   float * out, int64_t ldo) {
-    int32_t sums[MAX_COLS * SUM_BLOCKS];
-    const bool keep = nb <= SUM_BLOCKS;
-    if (keep) {
-        for (int c = 0; c < C; c++) {
-            const block_q8_0 * ab = (const block_q8_0 *) (a + c * a_stride);
-            for (int64_t b = 0; b < nb; b++) sums[c * nb + b] = block_sum(ab[b].qs);
+    if constexpr (F::lanes8) {
+        for (int64_t gi = 0; gi < n_groups; gi++) tile_lanes8<F, C>(nb, w + gi * group_bytes, a, a_stride, out + gi * R, ldo);
+    } else {
+        // The activation's block sums (formats with an offset), once per call.
+        typedef typename F::act A;
+        const bool keep = F::OFFSET != 0 && nb <= SUM_BLOCKS;
+        int32_t sums[F::OFFSET != 0 ? C * SUM_BLOCKS : 1];
+        if (keep) {
+            for (int c = 0; c < C; c++) {
+                const A * ab = (const A *) (a + c * a_stride);
+                for (int64_t b = 0; b < nb; b++) sums[c * nb + b] = block_sum(ab[b].qs);
+            }
         }
-    }
-    for (int64_t gi = 0; gi < n_groups; gi++) {
-        group_tile<F, C>(nb, w + gi * group_bytes, a, a_stride, keep ? sums : nullptr, out + gi * R, ldo);
+        for (int64_t gi = 0; gi < n_groups; gi++) {
+            tile_per_block<F, C>(nb, w + gi * group_bytes, a, a_stride, keep ? sums : nullptr, out + gi * R, ldo);
+        }
     }
 }
 
 template <typename F>
 void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_stride, const void * a, size_t a_stride,
                    float * out, int64_t ldo) {
+    const int MC = max_cols<F>();
     const int64_t nb = k / QK, n_groups = nr / R;
     const uint8_t * wb = (const uint8_t *) w;
     const uint8_t * ab = (const uint8_t *) a;
     const size_t group_bytes = R * w_stride;
     int64_t m = 0;
-    for (; m + MAX_COLS <= nc; m += MAX_COLS) {
-        column_block<F, MAX_COLS>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo);
+    for (; m + MC <= nc; m += MC) {
+        column_block<F, MC>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo);
     }
     switch (nc - m) {
         case 3: column_block<F, 3>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo); break;
@@ -200,17 +378,33 @@ void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_s
     }
 }
 
+template <typename F>
+void fill(tern_kernel_set * ks, tern_type t) {
+    ks->repack_rows[t] = R;
+    ks->repack[t] = repack<F>;
+    ks->gemm_repacked[t] = gemm_repacked<F>;
+    ks->unpack_row[t] = unpack_row<F>;
+}
+
 }  // namespace
 
 void tern_fill_repack_avx512(tern_kernel_set * ks) {
 #if TERN_WITH_TYPE_Q4_0
-    ks->repack_rows[TERN_TYPE_Q4_0] = R;
-    ks->repack[TERN_TYPE_Q4_0] = repack<fmt_q4_0>;
-    ks->gemm_repacked[TERN_TYPE_Q4_0] = gemm_repacked<fmt_q4_0>;
+    fill<fmt_q4_0>(ks, TERN_TYPE_Q4_0);
+#endif
+#if TERN_WITH_TYPE_Q4_1
+    fill<fmt_q4_1>(ks, TERN_TYPE_Q4_1);
+#endif
+#if TERN_WITH_TYPE_Q5_0
+    fill<fmt_q5_0>(ks, TERN_TYPE_Q5_0);
+#endif
+#if TERN_WITH_TYPE_Q5_1
+    fill<fmt_q5_1>(ks, TERN_TYPE_Q5_1);
 #endif
 #if TERN_WITH_TYPE_Q8_0
-    ks->repack_rows[TERN_TYPE_Q8_0] = R;
-    ks->repack[TERN_TYPE_Q8_0] = repack<fmt_q8_0>;
-    ks->gemm_repacked[TERN_TYPE_Q8_0] = gemm_repacked<fmt_q8_0>;
+    fill<fmt_q8_0>(ks, TERN_TYPE_Q8_0);
+#endif
+#if TERN_WITH_TYPE_IQ4_NL
+    fill<fmt_iq4_nl>(ks, TERN_TYPE_IQ4_NL);
 #endif
 }
