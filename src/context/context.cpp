@@ -170,6 +170,9 @@ extern "C" tern_status tern_context_create(const tern_model * model, const tern_
         if (!owned) return tern_fail(TERN_ERR_NO_MEMORY, "cannot allocate %zu bytes for the context", size);
         buffer = owned;
     }
+    // Touch every page now, so that no decode takes a page fault (fixed memory,
+    // steady latency from the first token on).
+    memset(buffer, 0, size);
     tern_arena arena;
     if (!arena_init(&arena, buffer, size)) {
         port_free(owned);
