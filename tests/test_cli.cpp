@@ -138,6 +138,26 @@ static void test_version(void) {
     CHECK_MSG(st == 0 && out.find("unknown kernel set") != std::string::npos, "%s", out.c_str());
 }
 
+// Numeric flags parse strictly: the whole string, in range, finite; one error
+// line and a non-zero exit otherwise (never a value silently cut to 32 bits).
+static void test_number_flags(void) {
+    const std::string base = g_bin + " run -m " + quote(g_shared + "/models/stories260K.gguf") + " -p Once -n 2 --temp 0 ";
+    const char * bad[][2] = {
+        {"-t 4294967297", "out of range"}, {"-t 0", "out of range"},           {"-b 99999999999", "out of range"},
+        {"-c 4294967296", "out of range"}, {"--top-k 4294967297", "out of range"}, {"--seed 4294967296", "out of range"},
+        {"--seed -1", "out of range"},     {"-n 12x", "needs an integer"},     {"-t ' 2'", "needs an integer"},
+        {"--temp nan", "not a finite"},    {"--top-p inf", "not a finite"},    {"--temp 0.5q", "needs a number"},
+    };
+    for (const auto & b : bad) {
+        std::string out;
+        const int st = run(base + b[0] + " 2>&1", out);
+        CHECK_MSG(st != 0 && out.find(b[1]) != std::string::npos && out.find('\n') == out.size() - 1,
+                  "tern run %s: exit %d: %s", b[0], st, out.c_str());
+    }
+    std::string out;
+    CHECK(run(base + "-t 2 --seed 4294967295 --top-k 40 2>/dev/null", out) == 0);
+}
+
 int main(void) {
     const char * bin = getenv("TERN_BIN_DIR");
     if (!bin) { fprintf(stderr, "TERN_BIN_DIR is not set\n"); return 2; }
@@ -148,5 +168,6 @@ int main(void) {
     test_run_stories();
     test_tokenize();
     test_version();
+    test_number_flags();
     return tern_test_summary();
 }

@@ -10,7 +10,9 @@ int cmd_tokenize(int argc, char ** argv);
 
 // Option parsing: value of argv[i + 1] for a flag, with a clear error when missing.
 bool cli_value(int argc, char ** argv, int & i, const char *& out);
-bool cli_int(int argc, char ** argv, int & i, long & out);
+// A whole-string integer in [lo, hi]; anything else is one clear error line.
+bool cli_int(int argc, char ** argv, int & i, long & out, long lo, long hi);
+// A whole-string finite number.
 bool cli_float(int argc, char ** argv, int & i, float & out);
 
 // Load a model with a progress bar on stderr when stderr is a terminal.

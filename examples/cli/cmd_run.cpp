@@ -72,17 +72,17 @@ int cmd_run(int argc, char ** argv) {
         bool ok = true;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) ok = cli_value(argc, argv, i, path);
         else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) ok = cli_value(argc, argv, i, prompt);
-        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) ok = cli_int(argc, argv, i, n_predict);
-        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) ok = cli_int(argc, argv, i, n_ctx);
-        else if (!strcmp(a, "-b") || !strcmp(a, "--batch-size")) ok = cli_int(argc, argv, i, n_batch);
-        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = cli_int(argc, argv, i, n_threads);
+        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) ok = cli_int(argc, argv, i, n_predict, -1, INT32_MAX);
+        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) ok = cli_int(argc, argv, i, n_ctx, 0, INT32_MAX);
+        else if (!strcmp(a, "-b") || !strcmp(a, "--batch-size")) ok = cli_int(argc, argv, i, n_batch, 1, INT32_MAX);
+        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = cli_int(argc, argv, i, n_threads, 1, TERN_MAX_THREADS);
         else if (!strcmp(a, "--temp")) ok = cli_float(argc, argv, i, sp.temp);
-        else if (!strcmp(a, "--top-k")) { long k; ok = cli_int(argc, argv, i, k); sp.top_k = (int32_t) k; }
+        else if (!strcmp(a, "--top-k")) { long k; ok = cli_int(argc, argv, i, k, 0, INT32_MAX); sp.top_k = (int32_t) k; }
         else if (!strcmp(a, "--top-p")) ok = cli_float(argc, argv, i, sp.top_p);
         else if (!strcmp(a, "--min-p")) ok = cli_float(argc, argv, i, sp.min_p);
         else if (!strcmp(a, "--repeat-penalty")) ok = cli_float(argc, argv, i, sp.repeat_penalty);
-        else if (!strcmp(a, "--repeat-last-n")) ok = cli_int(argc, argv, i, last_n);
-        else if (!strcmp(a, "--seed")) ok = cli_int(argc, argv, i, seed);
+        else if (!strcmp(a, "--repeat-last-n")) ok = cli_int(argc, argv, i, last_n, -1, INT32_MAX);
+        else if (!strcmp(a, "--seed")) ok = cli_int(argc, argv, i, seed, 0, (long) (UINT32_MAX > LONG_MAX ? LONG_MAX : UINT32_MAX));
         else if (!strcmp(a, "--no-mmap")) mp.use_mmap = 0;
         else if (!strcmp(a, "--no-repack")) mp.repack = 0;
         else if (!strcmp(a, "--json")) json = true;

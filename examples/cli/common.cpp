@@ -1,3 +1,6 @@
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -12,15 +15,21 @@ bool cli_value(int argc, char ** argv, int & i, const char *& out) {
     return true;
 }
 
-bool cli_int(int argc, char ** argv, int & i, long & out) {
+bool cli_int(int argc, char ** argv, int & i, long & out, long lo, long hi) {
     const char * v;
     if (!cli_value(argc, argv, i, v)) return false;
     char * end;
-    out = strtol(v, &end, 10);
-    if (*v == 0 || *end != 0) {
+    errno = 0;
+    const long x = strtol(v, &end, 10);
+    if (*v == 0 || isspace((unsigned char) *v) || *end != 0) {
         fprintf(stderr, "tern: option %s needs an integer, not '%s'\n", argv[i - 1], v);
         return false;
     }
+    if (errno == ERANGE || x < lo || x > hi) {
+        fprintf(stderr, "tern: option %s: %s is out of range [%ld, %ld]\n", argv[i - 1], v, lo, hi);
+        return false;
+    }
+    out = x;
     return true;
 }
 
@@ -28,11 +37,16 @@ bool cli_float(int argc, char ** argv, int & i, float & out) {
     const char * v;
     if (!cli_value(argc, argv, i, v)) return false;
     char * end;
-    out = strtof(v, &end);
-    if (*v == 0 || *end != 0) {
+    const float x = strtof(v, &end);
+    if (*v == 0 || isspace((unsigned char) *v) || *end != 0) {
         fprintf(stderr, "tern: option %s needs a number, not '%s'\n", argv[i - 1], v);
         return false;
     }
+    if (!isfinite(x)) {
+        fprintf(stderr, "tern: option %s: %s is not a finite number\n", argv[i - 1], v);
+        return false;
+    }
+    out = x;
     return true;
 }
 
