@@ -39,7 +39,9 @@ typedef enum tern_status {
     TERN_ERR_ABORTED = 8,       /* the abort callback stopped a decode           */
     TERN_ERR_NOT_FOUND = 9,     /* a key, tensor or token that does not exist    */
     TERN_ERR_SHAPE = 10,        /* a tensor with the wrong shape or type         */
-    TERN_ERR_INTERNAL = 11
+    TERN_ERR_INTERNAL = 11,
+    TERN_ERR_BUSY = 12,         /* the context or its threadpool is in use by another call */
+    TERN_ERR_NUMERIC = 13       /* logits turned NaN or Inf (bad weights or hyper-parameters) */
 } tern_status;
 
 /* A short fixed description of a status ("malformed file", ...). */

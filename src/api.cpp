@@ -44,9 +44,12 @@ void model_sizer_visit(void * user, const gguf_kv * kv) {
     }
 }
 
-size_t model_sizer_extra(void * user) {
+size_t model_sizer_extra(void * user, uint64_t n_tensors) {
     model_sizer * s = (model_sizer *) user;
-    return arena_padded(sizeof(tern_model)) + vocab_tables_size(&s->vocab) + model_weights_size(s->max_block_count);
+    // Every layer needs tensors of its own: a block_count beyond the tensor count
+    // is refused later (hparams vs tensors), so it never sizes the layer table.
+    const uint32_t layers = (uint64_t) s->max_block_count < n_tensors ? s->max_block_count : (uint32_t) n_tensors;
+    return arena_padded(sizeof(tern_model)) + vocab_tables_size(&s->vocab) + model_weights_size(layers);
 }
 
 // Everything after the files are open: the model struct, vocabulary,
@@ -65,7 +68,9 @@ tern_status model_finish(model_files * files, const tern_model_params * p, tern_
     if (!gguf_get_str(f, "general.architecture", &arch)) {
         return tern_fail(TERN_ERR_FORMAT, "missing key 'general.architecture'");
     }
-    if (arch.len >= sizeof(m->arch_name)) return tern_fail(TERN_ERR_FORMAT, "general.architecture is too long");
+    if (arch.len == 0 || arch.len >= sizeof(m->arch_name) || memchr(arch.data, 0, arch.len)) {
+        return tern_fail(TERN_ERR_FORMAT, "key 'general.architecture': not a name (empty, too long or with a NUL byte)");
+    }
     memcpy(m->arch_name, arch.data, arch.len);
     m->arch_name[arch.len] = 0;
 

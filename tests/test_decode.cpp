@@ -214,8 +214,10 @@ static void test_bad_models(void) {
 }
 
 // tern_context_mem_size over a grid of small shapes (where the planner's
-// temporary scratch, not the final buffers, sets the peak): a context in
-// exactly that many bytes is created and decodes.
+// temporary scratch, not the final buffers, sets the peak) and models: a
+// context in exactly that many bytes is created (at several alignments of the
+// caller's buffer) and decodes; one byte less is refused with
+// TERN_ERR_NO_MEMORY whatever the alignment.
 static void test_mem_size_grid(const char * name) {
     tern_model * m = load(name);
     if (!m) return;
@@ -229,22 +231,36 @@ static void test_mem_size_grid(const char * name) {
                 cp.n_threads = threads;
                 const size_t need = tern_context_mem_size(m, &cp);
                 CHECK(need > 0);
-                std::vector<unsigned char> buf(need);
-                cp.arena = buf.data();
-                cp.arena_size = need;
-                tern_context * ctx = NULL;
-                cases++;
-                const tern_status st = tern_context_create(m, &cp, &ctx);
-                CHECK_MSG(st == TERN_OK, "%s n_ctx %u n_batch %u threads %d: %s", name, n_ctx, n_batch, threads, tern_last_error());
-                if (!ctx) continue;
-                created++;
-                tern_token t = 1;
-                CHECK(tern_decode(ctx, tern_batch_get_one(&t, 1)) == TERN_OK);
-                tern_context_free(ctx);
+                std::vector<unsigned char> buf(need + 64);
+                for (size_t shift : {(size_t) 0, (size_t) 1, (size_t) 63}) {
+                    // Different distances to the arena's next 64-byte boundary:
+                    // the size needed must not depend on where the buffer lies.
+                    unsigned char * at = buf.data() + shift;
+                    cp.arena = at;
+                    cp.arena_size = need;
+                    tern_context * ctx = NULL;
+                    cases++;
+                    tern_status st = tern_context_create(m, &cp, &ctx);
+                    CHECK_MSG(st == TERN_OK, "%s n_ctx %u n_batch %u threads %d shift %zu: %s", name, n_ctx, n_batch,
+                              threads, shift, tern_last_error());
+                    if (ctx) {
+                        created++;
+                        tern_token t = 1;
+                        CHECK(tern_decode(ctx, tern_batch_get_one(&t, 1)) == TERN_OK);
+                        tern_context_free(ctx);
+                    }
+                    cp.arena_size = need - 1;
+                    ctx = NULL;
+                    st = tern_context_create(m, &cp, &ctx);
+                    CHECK_MSG(st == TERN_ERR_NO_MEMORY && ctx == NULL, "%s n_ctx %u n_batch %u threads %d shift %zu: "
+                              "one byte less gave %s", name, n_ctx, n_batch, threads, shift, tern_status_str(st));
+                    if (ctx) tern_context_free(ctx);
+                }
             }
         }
     }
-    printf("mem_size grid %s: %d of %d contexts created in exactly tern_context_mem_size bytes\n", name, created, cases);
+    printf("mem_size grid %s: %d of %d contexts created in exactly tern_context_mem_size bytes, "
+           "one byte less refused\n", name, created, cases);
     tern_model_free(m);
 }
 
@@ -258,6 +274,8 @@ int main(void) {
     test_memory_and_errors();
     test_mem_size_grid("stories260K.gguf");
     test_mem_size_grid("ktest-qwen2-s08-Q8_0.gguf");
+    test_mem_size_grid("TinyStories-656K-Q4_K_M.gguf");
+    test_mem_size_grid("ktest-llama-F16.gguf");
     test_bad_models();
     return tern_test_summary();
 }

@@ -11,7 +11,7 @@ struct key_counter {
 };
 
 void count_key(void * user, const gguf_kv *) { ((key_counter *) user)->n++; }
-size_t reserve_4k(void *) { return 4096; }
+size_t reserve_4k(void *, uint64_t) { return 4096; }
 
 // gguf_measure on a growing prefix, as the read path does.
 void check_prefix_protocol(const std::string & path, const std::vector<uint8_t> & bytes) {

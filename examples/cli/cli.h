@@ -19,8 +19,11 @@ bool cli_float(int argc, char ** argv, int & i, float & out);
 // Prints one clear error line and returns NULL on failure.
 tern_model * cli_load_model(const char * path, tern_model_params params);
 
-// Read a whole file into out; false when it cannot be opened or read.
-bool cli_read_file(const char * path, std::string & out);
+// Read a whole regular file of at most max_bytes into out; false (after one
+// error line on stderr) when it is not a regular file, too big or unreadable.
+bool cli_read_file(const char * path, std::string & out, size_t max_bytes);
+// What a prompt or text file may hold (tern_tokenize takes an int32 length).
+#define CLI_MAX_TEXT_BYTES ((size_t) 256 << 20)
 
 // Append text as a JSON string literal: control bytes as \u00XX, invalid UTF-8 as U+FFFD.
 void json_append_string(std::string & out, const std::string & text);

@@ -1,4 +1,5 @@
 // tern info: everything a GGUF model file says about itself.
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +26,7 @@ static void info_usage(FILE * f) {
 }
 
 static tern_model * load_blob(const char * path, const tern_model_params & p, std::string & bytes) {
-    if (!cli_read_file(path, bytes)) {
-        fprintf(stderr, "tern: i/o error: %s: cannot read\n", path);
-        return NULL;
-    }
+    if (!cli_read_file(path, bytes, (size_t) PTRDIFF_MAX)) return NULL;
     tern_model * m = NULL;
     tern_status st = tern_model_load_blob(bytes.data(), bytes.size(), &p, &m);
     if (st != TERN_OK) {

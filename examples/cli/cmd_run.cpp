@@ -32,6 +32,7 @@ static void run_usage(FILE * f) {
         "  --repeat-last-n N        tokens the penalty looks back over (default 64)\n"
         "  --seed S                 sampler seed (default 0)\n"
         "  --no-mmap                read() the model instead of mapping it\n"
+        "  --check-tensors          refuse a model whose weights or block scales hold NaN/Inf\n"
         "  --no-repack              keep the weights in the file's layout (default: rewritten at load\n"
         "                           into the CPU kernels' interleaved layout where they have one)\n"
         "  --json                   stream nothing; print one JSON object at the end:\n"
@@ -85,6 +86,7 @@ int cmd_run(int argc, char ** argv) {
         else if (!strcmp(a, "--seed")) ok = cli_int(argc, argv, i, seed, 0, (long) (UINT32_MAX > LONG_MAX ? LONG_MAX : UINT32_MAX));
         else if (!strcmp(a, "--no-mmap")) mp.use_mmap = 0;
         else if (!strcmp(a, "--no-repack")) mp.repack = 0;
+        else if (!strcmp(a, "--check-tensors")) mp.check_tensors = 1;
         else if (!strcmp(a, "--json")) json = true;
         else if (!strcmp(a, "--logits-out")) ok = cli_value(argc, argv, i, logits_out);
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { run_usage(stdout); return 0; }

@@ -38,7 +38,7 @@ int cmd_tokenize(int argc, char ** argv) {
     if (!prompt == !file) { fprintf(stderr, "tern tokenize: give exactly one of -p TEXT and -f FILE\n"); return 1; }
     std::string text;
     if (file) {
-        if (!cli_read_file(file, text)) { fprintf(stderr, "tern tokenize: cannot read '%s'\n", file); return 1; }
+        if (!cli_read_file(file, text, CLI_MAX_TEXT_BYTES)) return 1;
     } else {
         text = prompt;
     }

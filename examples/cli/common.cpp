@@ -1,4 +1,7 @@
 #include <ctype.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -72,15 +75,39 @@ tern_model * cli_load_model(const char * path, tern_model_params params) {
     return model;
 }
 
-bool cli_read_file(const char * path, std::string & out) {
-    FILE * f = fopen(path, "rb");
-    if (!f) return false;
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-    const bool ok = !ferror(f);
-    fclose(f);
-    return ok;
+bool cli_read_file(const char * path, std::string & out, size_t max_bytes) {
+    // Non-blocking open, then the kind: a FIFO must not hang the open, and a
+    // device (/dev/zero) must not be read without end.
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) {
+        fprintf(stderr, "tern: cannot open '%s': %s\n", path, strerror(errno));
+        return false;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "tern: '%s' is not a regular file\n", path);
+        close(fd);
+        return false;
+    }
+    if ((uint64_t) st.st_size > max_bytes) {
+        fprintf(stderr, "tern: '%s' is %lld bytes; at most %zu are read\n", path, (long long) st.st_size, max_bytes);
+        close(fd);
+        return false;
+    }
+    out.resize((size_t) st.st_size);
+    size_t got = 0;
+    while (got < out.size()) {
+        ssize_t n = read(fd, &out[got], out.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += (size_t) n;
+    }
+    close(fd);
+    if (got != out.size()) {
+        fprintf(stderr, "tern: '%s': short read (%zu of %zu bytes)\n", path, got, out.size());
+        return false;
+    }
+    return true;
 }
 
 void json_append_string(std::string & out, const std::string & s) {

@@ -1,6 +1,7 @@
 // tern — minimal CLI over libtern: info, run, tokenize.
 #include <stdio.h>
 #include <string.h>
+#include <new>
 #include "cli.h"
 
 static void print_usage(FILE * f) {
@@ -22,7 +23,7 @@ static void print_version(void) {
            tern_kernels_compiled_names(), TERN_SIMD_TARGET);
 }
 
-int main(int argc, char ** argv) {
+static int dispatch(int argc, char ** argv) {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         print_usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 1 : 0;
@@ -36,5 +37,18 @@ int main(int argc, char ** argv) {
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "tokenize") == 0) return cmd_tokenize(argc - 1, argv + 1);
     fprintf(stderr, "tern: unknown command '%s' (try tern --help)\n", cmd);
+    return 1;
+}
+
+// The library throws nothing; the CLI's std::string and std::vector may
+// (std::bad_alloc on a huge file): one error line and status 1, never an abort.
+int main(int argc, char ** argv) {
+    try {
+        return dispatch(argc, argv);
+    } catch (const std::bad_alloc &) {
+        fprintf(stderr, "tern: out of memory\n");
+    } catch (...) {
+        fprintf(stderr, "tern: unexpected error\n");
+    }
     return 1;
 }

@@ -18,9 +18,11 @@ tern_status io_fail(const char * path, const char * op) {
 }
 
 // Opens path read-only and checks it is a regular file; *out_size is its size.
+// O_NONBLOCK: opening a FIFO must not wait for a writer (it is then refused as
+// not a regular file); on a regular file the flag changes nothing.
 tern_status open_regular(const char * path, int * out_fd, uint64_t * out_size) {
     int fd;
-    do { fd = open(path, O_RDONLY | O_CLOEXEC); } while (fd < 0 && errno == EINTR);
+    do { fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); } while (fd < 0 && errno == EINTR);
     if (fd < 0) return io_fail(path, "open");
     struct stat st;
     if (fstat(fd, &st) != 0) {

@@ -137,8 +137,7 @@ extern "C" size_t tern_context_mem_size(const tern_model * model, const tern_con
     }
     tern_arena arena;
     arena_init(&arena, scratch, scratch_bytes);
-    tern_context ctx;
-    memset(&ctx, 0, sizeof(ctx));
+    tern_context ctx{};
     ctx.model = model;
     ctx.params = p;
     context_placer pl = { &arena, true, 0, 0 };
@@ -189,6 +188,10 @@ extern "C" tern_status tern_context_create(const tern_model * model, const tern_
     context_placer pl = { &arena, false, 0, 0 };
     tern_status st = context_place(ctx, &pl);
     ctx->arena = arena;  // after placing: the struct keeps the final head for the audit
+    // The contract is the exact size, whatever the buffer's alignment: a caller
+    // buffer below tern_context_mem_size() is refused even where its alignment
+    // happened to leave room (the same buffer elsewhere would not fit).
+    if (st == TERN_OK && size < arena_buffer_size(arena.high_water)) st = TERN_ERR_NO_MEMORY;
     if (st != TERN_OK) {
         if (st == TERN_ERR_NO_MEMORY) {
             tern_fail(TERN_ERR_NO_MEMORY, "context arena of %zu bytes is too small (tern_context_mem_size: %zu)",

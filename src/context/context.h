@@ -12,6 +12,7 @@
 // built graph is kept: a decode step of the same (n_tokens, n_kv, n_outputs)
 // only refills the inputs.
 #pragma once
+#include <atomic>
 #include "tern.h"
 #include "core/arena.h"
 #include "cpu/threadpool.h"
@@ -28,6 +29,7 @@ struct tern_context {
     void *              owned_buffer;   // the one allocation when the caller gave no arena
     tern_threadpool *   pool;
     bool                own_pool;
+    std::atomic<int32_t> busy;          // 1 while a call mutates the context (decode, KV cache ops)
 
     kv_cache            kv;
 
@@ -51,6 +53,13 @@ struct tern_context {
     tern_pos *          positions;      // [n_batch]
     int32_t *           changed_cells;  // [n_ctx] cells taken by the decode in progress (rolled back on abort)
 };
+
+// Exclusive entry into a context's mutating calls (false: another thread is inside).
+static inline bool context_enter(tern_context * ctx) {
+    int32_t expected = 0;
+    return ctx->busy.compare_exchange_strong(expected, 1, std::memory_order_acquire);
+}
+static inline void context_leave(tern_context * ctx) { ctx->busy.store(0, std::memory_order_release); }
 
 // Parameter defaults resolved against the model (n_ctx 0 -> training context, ...).
 tern_status context_resolve_params(const tern_model * m, const tern_context_params * in, tern_context_params * out);

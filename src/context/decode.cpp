@@ -3,6 +3,8 @@
 #include "core/status.h"
 #include "cpu/compute.h"
 
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 extern "C" tern_batch tern_batch_get_one(tern_token * tokens, int32_t n_tokens) {
@@ -15,26 +17,73 @@ extern "C" tern_batch tern_batch_get_one(tern_token * tokens, int32_t n_tokens) 
 
 namespace {
 
+// The largest position a token may have: one more must still be an int32
+// (a batch without positions continues at pos_max + 1).
+const tern_pos kMaxPos = INT32_MAX - 1;
+
 // Check every token, sequence id and position before anything changes.
+//
+// Position rules (as llama.cpp's batch validation): positions are in
+// [0, kMaxPos]; within one sequence they strictly increase through the batch,
+// and the first one is past every position the cache already holds for that
+// sequence (re-decoding a held position would leave two cells with one
+// position). To revisit a position, remove it first (tern_kv_cache_seq_rm).
 tern_status batch_validate(const tern_context * ctx, const tern_batch * b) {
     const uint32_t n_vocab = ctx->model->hp.n_vocab;
     if (b->n_tokens <= 0 || !b->token) return tern_fail(TERN_ERR_INVALID_ARG, "empty batch");
+    if (b->seq_id && !b->pos) {
+        return tern_fail(TERN_ERR_INVALID_ARG, "batch with sequence ids needs positions (pos is NULL)");
+    }
+    // Highest position held per sequence (-1: none), then the batch's own as it goes.
+    tern_pos last[TERN_MAX_SEQ];
+    for (uint32_t s = 0; s < TERN_MAX_SEQ; s++) last[s] = -1;
+    const kv_cache * kv = &ctx->kv;
+    for (uint32_t c = 0; c < kv->n_cells; c++) {
+        const kv_cell & cell = kv->cells[c];
+        if (cell.pos < 0) continue;
+        for (uint64_t m = cell.seq_mask; m; m &= m - 1) {
+            const int s = __builtin_ctzll(m);
+            if (cell.pos > last[s]) last[s] = cell.pos;
+        }
+    }
+    if (!b->pos && (int64_t) last[0] + b->n_tokens > (int64_t) kMaxPos) {
+        return tern_fail(TERN_ERR_INVALID_ARG, "batch of %d tokens after position %d of sequence 0 passes the largest "
+                         "position %d", b->n_tokens, last[0], kMaxPos);
+    }
     for (int32_t i = 0; i < b->n_tokens; i++) {
         if (b->token[i] < 0 || (uint32_t) b->token[i] >= n_vocab) {
             return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: id %d is outside the vocabulary [0, %u)", i,
                              b->token[i], n_vocab);
         }
-        if (b->pos && b->pos[i] < 0) return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: negative position", i);
-        if (b->seq_id) {
-            const int32_t n = b->n_seq_id ? b->n_seq_id[i] : 1;
-            if (n < 1) return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: no sequence id", i);
-            for (int32_t s = 0; s < n; s++) {
-                const tern_seq_id id = b->seq_id[i][s];
-                if (id < 0 || (uint32_t) id >= ctx->params.n_seq_max) {
-                    return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: sequence id %d outside [0, %u)", i, id,
-                                     ctx->params.n_seq_max);
-                }
+        if (!b->pos) continue;  // continues sequence 0: valid by the check above
+        const tern_pos pos = b->pos[i];
+        if (pos < 0 || pos > kMaxPos) {
+            return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: position %d outside [0, %d]", i, pos, kMaxPos);
+        }
+        const int32_t n = b->seq_id ? (b->n_seq_id ? b->n_seq_id[i] : 1) : 1;
+        if (n < 1 || n > (int32_t) ctx->params.n_seq_max) {
+            return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: %d sequence ids (1 to %u)", i, n,
+                             ctx->params.n_seq_max);
+        }
+        if (b->seq_id && !b->seq_id[i]) return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: seq_id is NULL", i);
+        uint64_t seen = 0;
+        for (int32_t k = 0; k < n; k++) {
+            const tern_seq_id id = b->seq_id ? b->seq_id[i][k] : 0;
+            if (id < 0 || (uint32_t) id >= ctx->params.n_seq_max) {
+                return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: sequence id %d outside [0, %u)", i, id,
+                                 ctx->params.n_seq_max);
             }
+            if (seen & ((uint64_t) 1 << id)) {
+                return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: sequence id %d given twice", i, id);
+            }
+            seen |= (uint64_t) 1 << id;
+            if (pos <= last[id]) {
+                return tern_fail(TERN_ERR_INVALID_ARG,
+                                 "batch token %d: position %d of sequence %d is not past %d, the last position the "
+                                 "cache or the batch already holds for it (remove it first with seq_rm)",
+                                 i, pos, id, last[id]);
+            }
+            last[id] = pos;
         }
     }
     return TERN_OK;
@@ -108,7 +157,17 @@ tern_status decode_ubatch(tern_context * ctx, const tern_batch * b, int32_t i0, 
     uint32_t r = 0;
     for (uint32_t i = 0; i < n && r < n_outputs; i++) {
         if (!batch_wants_logits(ctx, b, i0 + (int32_t) i)) continue;
-        memcpy(ctx->logits + (size_t) (*next_row) * m->hp.n_vocab, src + (size_t) r * m->hp.n_vocab, row_bytes);
+        float * row = ctx->logits + (size_t) (*next_row) * m->hp.n_vocab;
+        memcpy(row, src + (size_t) r * m->hp.n_vocab, row_bytes);
+        // NaN/Inf weights or activations poison every later token: refuse the
+        // batch instead of handing garbage to a sampler (which would pick token 0).
+        for (uint32_t v = 0; v < m->hp.n_vocab; v++) {
+            if (!(fabsf(row[v]) <= FLT_MAX)) {
+                return tern_fail(TERN_ERR_NUMERIC, "logits of batch token %d turned non-finite (logit %u is %g): "
+                                 "the model's weights or hyper-parameters hold NaN/Inf (try --check-tensors)",
+                                 i0 + (int32_t) i, v, (double) row[v]);
+            }
+        }
         ctx->output_row[i0 + (int32_t) i] = (int32_t) (*next_row);
         (*next_row)++;
         r++;
@@ -116,10 +175,32 @@ tern_status decode_ubatch(tern_context * ctx, const tern_batch * b, int32_t i0, 
     return TERN_OK;
 }
 
-} // namespace
+tern_status decode_batch(tern_context * ctx, tern_batch batch);
 
+}  // namespace
+
+// One call at a time per context, one decode at a time per pool: both are
+// taken with an atomic flag, so misuse from several threads is refused with
+// TERN_ERR_BUSY instead of racing on the KV cache or the pool's workers.
 extern "C" tern_status tern_decode(tern_context * ctx, tern_batch batch) {
     if (!ctx) return tern_fail(TERN_ERR_INVALID_ARG, "context is NULL");
+    if (!context_enter(ctx)) {
+        return tern_fail(TERN_ERR_BUSY, "context is in use by another thread (one call at a time per context)");
+    }
+    if (!tern_threadpool_acquire(ctx->pool)) {
+        context_leave(ctx);
+        return tern_fail(TERN_ERR_BUSY, "threadpool is running another decode (contexts sharing a pool must take "
+                         "turns)");
+    }
+    tern_status st = decode_batch(ctx, batch);
+    tern_threadpool_release(ctx->pool);
+    context_leave(ctx);
+    return st;
+}
+
+namespace {
+
+tern_status decode_batch(tern_context * ctx, tern_batch batch) {
     TERN_TRY(batch_validate(ctx, &batch));
     const uint32_t n_tokens = (uint32_t) batch.n_tokens;
     kv_cache * kv = &ctx->kv;
@@ -167,6 +248,8 @@ extern "C" tern_status tern_decode(tern_context * ctx, tern_batch batch) {
     return TERN_OK;
 }
 
+}  // namespace
+
 extern "C" float * tern_get_logits_ith(tern_context * ctx, int32_t i) {
     if (!ctx) return NULL;
     if (i < 0) i += ctx->n_batch_last;
@@ -183,12 +266,23 @@ extern "C" float * tern_get_logits_ith(tern_context * ctx, int32_t i) {
 }
 
 extern "C" void tern_kv_cache_clear(tern_context * ctx) {
-    if (ctx) kv_cache_clear(&ctx->kv);
+    if (!ctx) return;
+    if (!context_enter(ctx)) {
+        tern_fail(TERN_ERR_BUSY, "kv_cache_clear: context is in use by another thread; nothing cleared");
+        return;
+    }
+    kv_cache_clear(&ctx->kv);
+    context_leave(ctx);
 }
 
 extern "C" int tern_kv_cache_seq_rm(tern_context * ctx, tern_seq_id seq_id, tern_pos p0, tern_pos p1) {
     if (!ctx || seq_id >= (tern_seq_id) ctx->params.n_seq_max) return 0;
+    if (!context_enter(ctx)) {
+        tern_fail(TERN_ERR_BUSY, "kv_cache_seq_rm: context is in use by another thread; nothing removed");
+        return 0;
+    }
     kv_cache_seq_rm(&ctx->kv, seq_id, p0, p1);
+    context_leave(ctx);
     return 1;
 }
 

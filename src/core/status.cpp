@@ -45,6 +45,8 @@ extern "C" const char * tern_status_str(tern_status status) {
         case TERN_ERR_NOT_FOUND:    return "not found";
         case TERN_ERR_SHAPE:        return "wrong shape";
         case TERN_ERR_INTERNAL:     return "internal error";
+        case TERN_ERR_BUSY:         return "busy";
+        case TERN_ERR_NUMERIC:      return "non-finite numbers";
     }
     return "unknown status";
 }

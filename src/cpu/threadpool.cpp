@@ -23,6 +23,7 @@ struct tern_threadpool {
     alignas(64) std::atomic<int32_t> kickoffs;     // jobs started
     std::atomic<int32_t> sleepers;                 // workers sleeping on cond
     std::atomic<bool>    stop;
+    std::atomic<int32_t> in_use;                   // 1 while a decode owns the pool (tern_threadpool_acquire)
     alignas(64) int32_t  n_threads;
     int32_t              spin_rounds;
     tern_threadpool_fn   fn;                       // the job; written before a kick-off
@@ -148,6 +149,7 @@ tern_status tern_threadpool_init_in(void * mem, const tern_threadpool_params * p
     pool->kickoffs.store(0);
     pool->sleepers.store(0);
     pool->stop.store(false);
+    pool->in_use.store(0);
     pool->n_threads = n;
     pool->spin_rounds = params->spin_rounds < 0 ? 0 : params->spin_rounds;
     pool->fn = NULL;
@@ -197,6 +199,13 @@ tern_status tern_threadpool_create(const tern_threadpool_params * params, tern_t
     (*out_pool)->owned_mem = mem;
     return TERN_OK;
 }
+
+bool tern_threadpool_acquire(tern_threadpool * pool) {
+    int32_t expected = 0;
+    return pool->in_use.compare_exchange_strong(expected, 1, std::memory_order_acquire);
+}
+
+void tern_threadpool_release(tern_threadpool * pool) { pool->in_use.store(0, std::memory_order_release); }
 
 void tern_threadpool_free(tern_threadpool * pool) {
     if (!pool) return;

@@ -17,7 +17,9 @@
 // counter, so a bump either is seen by the sleeper or sees the sleeper.
 //
 // One job at a time: a pool runs one graph (one tern_threadpool_run) at a time;
-// contexts sharing a pool must serialize their decodes. With TERN_WITH_THREADS
+// contexts sharing a pool must serialize their decodes. tern_decode takes the
+// pool with tern_threadpool_acquire (an atomic flag) for the whole batch, so a
+// second decode on the same pool is refused with TERN_ERR_BUSY, never run. With TERN_WITH_THREADS
 // == 0 a pool always has one thread and makes no thread calls.
 //
 // Memory: state, workers, thread handles, mutex and condition variable are one
@@ -34,6 +36,9 @@ size_t      tern_threadpool_mem_size(int32_t n_threads);
 // release it with tern_threadpool_free(), which then frees no memory.
 tern_status tern_threadpool_init_in(void * mem, const tern_threadpool_params * params, tern_threadpool ** out_pool);
 void        tern_threadpool_run(tern_threadpool * pool, tern_threadpool_fn fn, void * arg);
+// Exclusive use of the pool: true when the caller got it (release it after).
+bool        tern_threadpool_acquire(tern_threadpool * pool);
+void        tern_threadpool_release(tern_threadpool * pool);
 // Only from inside a running fn, by every worker.
 void        tern_threadpool_barrier(tern_threadpool * pool);
 int32_t     tern_threadpool_n_threads(const tern_threadpool * pool);

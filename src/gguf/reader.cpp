@@ -14,6 +14,8 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include <algorithm>
@@ -375,6 +377,15 @@ const gguf_kv * find_kv(const gguf_file * f, const char * key) {
     return i < 0 ? NULL : &f->kv[i];
 }
 
+// double -> float without undefined behaviour: out of float's range becomes
+// +-inf (then refused by whoever needs a finite value), NaN stays NaN.
+float f64_to_f32(double d) {
+    if (d != d) return NAN;
+    if (d > FLT_MAX) return INFINITY;
+    if (d < -FLT_MAX) return -INFINITY;
+    return (float) d;
+}
+
 bool is_integer(gguf_value_type t) {
     return t == GGUF_TYPE_UINT8 || t == GGUF_TYPE_INT8 || t == GGUF_TYPE_UINT16 || t == GGUF_TYPE_INT16 ||
            t == GGUF_TYPE_UINT32 || t == GGUF_TYPE_INT32 || t == GGUF_TYPE_UINT64 || t == GGUF_TYPE_INT64;
@@ -402,8 +413,13 @@ bool get_int(const gguf_file * f, const char * key, int64_t lo, int64_t hi, int6
         tern_fail(TERN_ERR_FORMAT, "key '%s': type %s, expected an integer", key, gguf_type_name(kv->type));
         return false;
     }
-    if (!int_value(kv->type, kv->data, out) || *out < lo || *out > hi) {
-        tern_fail(TERN_ERR_FORMAT, "key '%s': value out of range", key);
+    if (!int_value(kv->type, kv->data, out)) {
+        tern_fail(TERN_ERR_FORMAT, "key '%s': %s value does not fit an int64", key, gguf_type_name(kv->type));
+        return false;
+    }
+    if (*out < lo || *out > hi) {
+        tern_fail(TERN_ERR_FORMAT, "key '%s': %lld is out of range [%lld, %lld]", key, (long long) *out,
+                  (long long) lo, (long long) hi);
         return false;
     }
     return true;
@@ -539,7 +555,7 @@ bool gguf_get_f32(const gguf_file * f, const char * key, float * out) {
     if (kv->type == GGUF_TYPE_FLOAT32) {
         memcpy(out, kv->data, 4);
     } else if (kv->type == GGUF_TYPE_FLOAT64) {
-        double d; memcpy(&d, kv->data, 8); *out = (float) d;
+        double d; memcpy(&d, kv->data, 8); *out = f64_to_f32(d);
     } else {
         tern_fail(TERN_ERR_FORMAT, "key '%s': type %s, expected f32", key, gguf_type_name(kv->type));
         return false;
@@ -582,7 +598,7 @@ const gguf_kv * gguf_get_arr(const gguf_file * f, const char * key, gguf_value_t
 
 float gguf_arr_f32(const gguf_kv * kv, uint64_t i) {
     if (kv->arr_type == GGUF_TYPE_FLOAT64) {
-        double d; memcpy(&d, kv->data + i * 8, 8); return (float) d;
+        double d; memcpy(&d, kv->data + i * 8, 8); return f64_to_f32(d);
     }
     float v = 0.0f;
     if (kv->arr_type == GGUF_TYPE_FLOAT32) memcpy(&v, kv->data + i * 4, 4);

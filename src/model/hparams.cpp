@@ -1,10 +1,15 @@
 #include "model/hparams.h"
 #include "core/status.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 namespace {
+
+// Largest count any hyper-parameter may hold: shapes, positions and context
+// sizes are int32 in the API and the graph.
+const uint32_t kMaxCount = (uint32_t) INT32_MAX;
 
 struct key_reader {
     const gguf_file * f;
@@ -15,22 +20,39 @@ struct key_reader {
         snprintf(key, sizeof(key), "%s.%s", arch, suffix);
         return key;
     }
-    // Required u32: missing -> TERN_ERR_FORMAT naming the key.
-    tern_status u32(const char * suffix, uint32_t * out) {
-        if (!gguf_get_u32(f, name(suffix), out)) {
-            if (gguf_find_key(f, key) >= 0) return tern_fail(TERN_ERR_FORMAT, "key '%s' has the wrong type", key);
-            return tern_fail(TERN_ERR_FORMAT, "missing key '%s'", key);
+    // A u32 in [lo, hi]: missing (when required), a non-integer or a value out of
+    // range is TERN_ERR_FORMAT naming the key and the value.
+    tern_status u32_in(const char * suffix, bool required, uint32_t fallback, uint32_t lo, uint32_t hi,
+                       uint32_t * out) {
+        const int64_t i = gguf_find_key(f, name(suffix));
+        if (i < 0) {
+            if (required) return tern_fail(TERN_ERR_FORMAT, "missing key '%s'", key);
+            *out = fallback;
+            return TERN_OK;
         }
+        int64_t v = 0;
+        if (!gguf_kv_int(&f->kv[i], &v)) {
+            return tern_fail(TERN_ERR_FORMAT, "key '%s': type %s, expected an integer", key,
+                             gguf_type_name(f->kv[i].type));
+        }
+        if (v < (int64_t) lo || v > (int64_t) hi) {
+            return tern_fail(TERN_ERR_FORMAT, "key '%s': %lld is out of range [%u, %u]", key, (long long) v, lo, hi);
+        }
+        *out = (uint32_t) v;
         return TERN_OK;
     }
+    tern_status u32(const char * suffix, uint32_t * out) { return u32_in(suffix, true, 0, 1, kMaxCount, out); }
     tern_status u32_or(const char * suffix, uint32_t fallback, uint32_t * out) {
-        if (gguf_find_key(f, name(suffix)) < 0) { *out = fallback; return TERN_OK; }
-        if (!gguf_get_u32(f, key, out)) return tern_fail(TERN_ERR_FORMAT, "key '%s' has the wrong type", key);
-        return TERN_OK;
+        return u32_in(suffix, false, fallback, 1, kMaxCount, out);
     }
-    tern_status f32_or(const char * suffix, float fallback, float * out) {
+    // A finite f32 in (lo, hi] (lo exclusive: epsilons and bases must be positive).
+    tern_status f32_or(const char * suffix, float fallback, float lo, float hi, float * out) {
         if (gguf_find_key(f, name(suffix)) < 0) { *out = fallback; return TERN_OK; }
-        if (!gguf_get_f32(f, key, out)) return tern_fail(TERN_ERR_FORMAT, "key '%s' has the wrong type", key);
+        if (!gguf_get_f32(f, key, out)) return TERN_ERR_FORMAT;  // gguf_get_f32 named the key and type
+        if (!isfinite(*out) || !(*out > lo) || !(*out <= hi)) {
+            return tern_fail(TERN_ERR_FORMAT, "key '%s': %g is out of range (%g, %g]", key, (double) *out,
+                             (double) lo, (double) hi);
+        }
         return TERN_OK;
     }
 };
@@ -40,30 +62,35 @@ struct key_reader {
 tern_status hparams_load(const gguf_file * f, const char * arch, uint32_t n_vocab, model_hparams * h) {
     memset(h, 0, sizeof(*h));
     key_reader r = { f, arch, {0} };
+    // Counts are >= 1 and fit an int32 (context_length >= 2^31 would come back
+    // negative from tern_model_n_ctx_train); shapes are checked against the
+    // tensors when the weights are bound, block_count against the layers present.
     TERN_TRY(r.u32("context_length", &h->n_ctx_train));
     TERN_TRY(r.u32("embedding_length", &h->n_embd));
     TERN_TRY(r.u32("block_count", &h->n_layer));
     TERN_TRY(r.u32("feed_forward_length", &h->n_ff));
     TERN_TRY(r.u32("attention.head_count", &h->n_head));
-    TERN_TRY(r.u32_or("attention.head_count_kv", h->n_head, &h->n_head_kv));
-    if (h->n_embd == 0 || h->n_layer == 0 || h->n_head == 0 || h->n_head_kv == 0 || h->n_ff == 0) {
-        return tern_fail(TERN_ERR_FORMAT, "%s: zero embedding length, block count, head count or ffn length", arch);
-    }
+    TERN_TRY(r.u32_in("attention.head_count_kv", false, h->n_head, 1, h->n_head, &h->n_head_kv));
     if (h->n_head % h->n_head_kv != 0) {
         return tern_fail(TERN_ERR_FORMAT, "%s.attention.head_count %u is not a multiple of head_count_kv %u",
                          arch, h->n_head, h->n_head_kv);
     }
     const uint32_t head_default = h->n_embd / h->n_head;
-    TERN_TRY(r.u32_or("attention.key_length", head_default, &h->n_embd_head_k));
-    TERN_TRY(r.u32_or("attention.value_length", head_default, &h->n_embd_head_v));
-    TERN_TRY(r.u32_or("rope.dimension_count", h->n_embd_head_k, &h->n_rot));
-    if (h->n_embd_head_k == 0 || h->n_embd_head_v == 0 || h->n_rot == 0 || h->n_rot > h->n_embd_head_k ||
-        h->n_rot % 2 != 0) {
-        return tern_fail(TERN_ERR_FORMAT, "%s: bad head size (key %u, value %u, rope dims %u)", arch,
-                         h->n_embd_head_k, h->n_embd_head_v, h->n_rot);
+    TERN_TRY(r.u32_in("attention.key_length", head_default == 0, head_default, 1, h->n_embd, &h->n_embd_head_k));
+    TERN_TRY(r.u32_in("attention.value_length", head_default == 0, head_default, 1, h->n_embd, &h->n_embd_head_v));
+    TERN_TRY(r.u32_in("rope.dimension_count", false, h->n_embd_head_k, 2, h->n_embd_head_k, &h->n_rot));
+    if (h->n_rot % 2 != 0) {
+        return tern_fail(TERN_ERR_FORMAT, "key '%s.rope.dimension_count': %u is odd (RoPE rotates pairs)", arch,
+                         h->n_rot);
     }
-    TERN_TRY(r.f32_or("attention.layer_norm_rms_epsilon", 1e-5f, &h->norm_rms_eps));
-    TERN_TRY(r.f32_or("rope.freq_base", 10000.0f, &h->rope_freq_base));
+    // Per-layer widths must fit the graph's int32 shapes.
+    if ((uint64_t) h->n_embd_head_k * h->n_head > kMaxCount || (uint64_t) h->n_embd_head_v * h->n_head > kMaxCount) {
+        return tern_fail(TERN_ERR_FORMAT, "%s: head size x head_count overflows (%u x %u)", arch, h->n_embd_head_k,
+                         h->n_head);
+    }
+    // Finite and positive: NaN, zero or negative values give NaN logits.
+    TERN_TRY(r.f32_or("attention.layer_norm_rms_epsilon", 1e-5f, 0.0f, 1.0f, &h->norm_rms_eps));
+    TERN_TRY(r.f32_or("rope.freq_base", 10000.0f, 0.0f, 3.0e38f, &h->rope_freq_base));
 
     // Rope scaling, as llama.cpp reads it.
     h->rope_freq_scale = 1.0f;
@@ -76,13 +103,19 @@ tern_status hparams_load(const gguf_file * f, const char * arch, uint32_t n_voca
                               (int) scaling.len, scaling.data);
     }
     float factor = 0.0f;
-    TERN_TRY(r.f32_or("rope.scaling.factor", 0.0f, &factor));
-    if (factor == 0.0f) TERN_TRY(r.f32_or("rope.scale_linear", 0.0f, &factor));
+    if (gguf_find_key(f, r.name("rope.scaling.factor")) >= 0) {
+        TERN_TRY(r.f32_or("rope.scaling.factor", 1.0f, 0.0f, 1.0e6f, &factor));
+    } else if (gguf_find_key(f, r.name("rope.scale_linear")) >= 0) {
+        TERN_TRY(r.f32_or("rope.scale_linear", 1.0f, 0.0f, 1.0e6f, &factor));
+    }
     if (factor != 0.0f && h->rope_scaling != 0) h->rope_freq_scale = 1.0f / factor;
+    if (h->rope_scaling == 2 && h->rope_freq_base == 1.0f) {
+        return tern_fail(TERN_ERR_FORMAT, "key '%s': YaRN needs a base other than 1", r.name("rope.freq_base"));
+    }
     TERN_TRY(r.u32_or("rope.scaling.original_context_length", h->n_ctx_train, &h->n_ctx_orig_yarn));
 
     uint32_t vocab_key = 0;
-    TERN_TRY(r.u32_or("vocab_size", n_vocab, &vocab_key));
+    TERN_TRY(r.u32_in("vocab_size", false, n_vocab, 1, kMaxCount, &vocab_key));
     h->n_vocab = n_vocab ? n_vocab : vocab_key;
     return TERN_OK;
 }

@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "core/status.h"
 #include "tensor/blocks.h"
+#include "tensor/types.h"
 
 namespace {
 
@@ -166,8 +167,9 @@ tern_status cancelled(const char * what) {
 
 // ---- tensor order -------------------------------------------------------------------
 
-// Layer of a "blk.N." tensor name, -1 for other tensors.
-int64_t layer_of(const char * name) {
+}  // namespace
+
+int64_t model_tensor_layer(const char * name) {
     if (strncmp(name, "blk.", 4) != 0) return -1;
     int64_t n = 0;
     const char * p = name + 4;
@@ -179,11 +181,13 @@ int64_t layer_of(const char * name) {
     return *p == '.' ? n : -1;
 }
 
+namespace {
+
 // llama.cpp's load order: by layer (other tensors first), then by name.
 void sort_load_order(const model_file_tensor * t, uint32_t * idx, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) idx[i] = i;
     std::sort(idx, idx + n, [t](uint32_t a, uint32_t b) {
-        int64_t la = layer_of(t[a].name), lb = layer_of(t[b].name);
+        int64_t la = model_tensor_layer(t[a].name), lb = model_tensor_layer(t[b].name);
         return la != lb ? la < lb : strcmp(t[a].name, t[b].name) < 0;
     });
 }
@@ -384,6 +388,31 @@ tern_status merge_tensors(model_files * m, const char * what) {
     return s;
 }
 
+// Kernels read weights through typed pointers (fp16 scales, f32 values), so
+// every tensor must start at a multiple of its type's alignment. A file whose
+// general.alignment leaves a tensor unaligned, or a blob handed over at an
+// address that misaligns it, is refused (never copied: a copy would double
+// the weights' memory on a device that has none to spare).
+tern_status check_alignment(const model_files * m, const char * what) {
+    for (int64_t i = 0; i < m->n_tensors; i++) {
+        const model_file_tensor & t = m->tensors[i];
+        const size_t align = tern_type_align(t.type);
+        if ((uintptr_t) t.data % align == 0) continue;
+        const gguf_file & f = m->splits[t.split];
+        if ((f.data_offset + t.offset) % align != 0) {
+            return tern_fail(TERN_ERR_FORMAT,
+                             "%s: tensor '%s': data at file offset %llu is not aligned to the %zu bytes type %s "
+                             "needs (general.alignment %u)",
+                             what, t.name, (unsigned long long) (f.data_offset + t.offset), align,
+                             tern_type_name(t.type), f.alignment);
+        }
+        return tern_fail(TERN_ERR_INVALID_ARG,
+                         "%s: tensor '%s' lands at a misaligned address: the model's memory must start at a "
+                         "multiple of %u bytes (general.alignment)", what, t.name, f.alignment);
+    }
+    return TERN_OK;
+}
+
 // Reads (read path) and reports every tensor in load order.
 tern_status load_tensors(model_files * m, const open_state * st, progress * pr, float share) {
     size_t mark = arena_temp_mark(&m->arena);
@@ -425,7 +454,7 @@ tern_status finish_open(model_files * m, open_state * st, const tern_model_param
     if (n_tensors > INT32_MAX) return tern_fail(TERN_ERR_FORMAT, "%s: %llu tensors in all", what, (unsigned long long) n_tensors);
     bytes += arena_padded((size_t) n_tensors * sizeof(model_file_tensor));
     bytes += load_scratch_bytes(n_tensors, p);
-    if (sz && sz->extra_bytes) bytes += sz->extra_bytes(sz->user);
+    if (sz && sz->extra_bytes) bytes += sz->extra_bytes(sz->user, n_tensors);
     m->arena_buffer = port_alloc(arena_buffer_size(bytes));
     if (!m->arena_buffer || !arena_init(&m->arena, m->arena_buffer, arena_buffer_size(bytes))) {
         return tern_fail(TERN_ERR_NO_MEMORY, "%s: cannot allocate the %zu-byte model table arena", what, bytes);
@@ -442,6 +471,7 @@ tern_status finish_open(model_files * m, open_state * st, const tern_model_param
                                                     TERN_MEM_MODEL_TABLES);
     if (!m->tensors) return TERN_ERR_NO_MEMORY;
     TERN_TRY(merge_tensors(m, what));
+    TERN_TRY(check_alignment(m, what));
     progress pr = {p->progress_callback, p->progress_callback_user_data, 0.0f};
     float share = p->check_tensors ? 0.5f : 1.0f;
     TERN_TRY(load_tensors(m, st, &pr, share));

@@ -75,12 +75,17 @@ struct model_files {
 };
 
 // extra_bytes: the caller (vocab + model tables) reserves room in the same
-// arena, sized from the header it saw through on_kv. Both may be NULL.
+// arena, sized from the header it saw through on_kv and the tensor count (so a
+// table indexed by a header value is bounded by what the file holds). Both may
+// be NULL.
 struct model_files_sizer {
     gguf_kv_visitor on_kv;
-    size_t (*extra_bytes)(void * user);
+    size_t (*extra_bytes)(void * user, uint64_t n_tensors);
     void * user;
 };
+
+// Layer of a "blk.N." tensor name, -1 for other tensors (and N > INT32_MAX).
+int64_t model_tensor_layer(const char * name);
 
 tern_status model_files_open_path(const char * path, const tern_model_params * p, const model_files_sizer * s,
                                   model_files * out);

@@ -81,6 +81,17 @@ tern_status model_bind_weights(tern_model * m) {
         return tern_fail(TERN_ERR_UNSUPPORTED, "tensor 'rope_freqs.weight' (llama-3.1 rope scaling) is not supported");
     }
 
+    // block_count must name exactly the layers the tensors hold: fewer would
+    // silently run a truncated model, more fails on a missing tensor anyway.
+    int64_t n_layers_present = 0;
+    for (int64_t i = 0; i < m->files.n_tensors; i++) {
+        const int64_t il = model_tensor_layer(m->files.tensors[i].name);
+        if (il + 1 > n_layers_present) n_layers_present = il + 1;
+    }
+    if (n_layers_present != (int64_t) h->n_layer) {
+        return tern_fail(TERN_ERR_FORMAT, "key '%s.block_count' is %u but the tensors hold %lld layers (blk.0 .. blk.%lld)",
+                         m->arch_name, h->n_layer, (long long) n_layers_present, (long long) n_layers_present - 1);
+    }
     m->w.layers = (model_layer *) arena_calloc(&m->files.arena, sizeof(model_layer) * h->n_layer, TERN_MEM_MODEL_TABLES);
     if (!m->w.layers) return TERN_ERR_NO_MEMORY;
     const bool bias = m->arch->qkv_bias;

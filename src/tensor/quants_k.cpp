@@ -2,6 +2,7 @@
 // Layouts: tensor/quants_k.h.
 #include "tensor/quants_k.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -132,9 +133,16 @@ void tern_quantize_row_q8_K(const float * src, void * dst, int64_t n) {
     for (int64_t ib = 0; ib < n / QK_K; ++ib) {
         const float * x = src + ib * QK_K;
         float max = 0.0f, amax = 0.0f;
+        bool finite = true;
         for (int i = 0; i < QK_K; ++i) {
             float ax = fabsf(x[i]);
             if (ax > amax) { amax = ax; max = x[i]; }
+            finite = finite && ax <= FLT_MAX;
+        }
+        if (!finite) {  // NaN/Inf: levels 0, scale NaN, so the NaN reaches the logits
+            memset(&y[ib], 0, sizeof(block_q8_K));
+            y[ib].d = NAN;
+            continue;
         }
         if (amax == 0.0f) {
             memset(&y[ib], 0, sizeof(block_q8_K));

@@ -190,9 +190,23 @@ void vec_dot(int64_t n, float * s, const void * vx, const void * vy) {
 
 // ---------------------------------------------------------------- encoding
 
+// A block with a NaN or Inf cannot be quantized (float -> int of a NaN is
+// undefined): its levels become 0 and its scale NaN, so the NaN reaches the
+// logits, where tern_decode reports it, instead of turning into garbage.
+bool block_finite(const float * x) {
+    for (int j = 0; j < QK; j++) {
+        if (!(fabsf(x[j]) <= FLT_MAX)) return false;
+    }
+    return true;
+}
+
 // Q4_0 / Q5_0 levels in [0, 2 * half): the value of largest magnitude maps to
 // level 0 exactly. Returns d.
 float levels_symmetric(const float * x, int half, uint8_t * L /* [32] */) {
+    if (!block_finite(x)) {
+        memset(L, 0, QK);
+        return NAN;
+    }
     float amax = 0.0f;
     float max = 0.0f;
     for (int j = 0; j < QK; j++) {
@@ -214,6 +228,11 @@ float levels_symmetric(const float * x, int half, uint8_t * L /* [32] */) {
 
 // Q4_1 / Q5_1 levels in [0, nmax]: min maps to 0, max to nmax. Returns d.
 float levels_affine(const float * x, int nmax, uint8_t * L /* [32] */, float * out_min) {
+    if (!block_finite(x)) {
+        memset(L, 0, QK);
+        *out_min = NAN;
+        return NAN;
+    }
     float min = FLT_MAX;
     float max = -FLT_MAX;
     for (int j = 0; j < QK; j++) {
@@ -242,6 +261,10 @@ enum q8_rounding { Q8_REFERENCE, Q8_CPU_BACKEND };
 
 template <q8_rounding R>
 float levels_q8(const float * x, int8_t * qs /* [32] */) {
+    if (!block_finite(x)) {
+        memset(qs, 0, QK);
+        return NAN;
+    }
     float amax = 0.0f;
     for (int j = 0; j < QK; j++) amax = fmaxf(amax, fabsf(x[j]));
     const float d = amax / 127.0f;

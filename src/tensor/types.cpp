@@ -114,3 +114,12 @@ size_t tern_row_size(tern_type type, int64_t ne0) {
     if (!t || ne0 < 0) return 0;
     return t->type_size * (size_t) (ne0 / t->blck_size);
 }
+
+size_t tern_type_align(tern_type type) {
+    switch (type) {
+        case TERN_TYPE_F32:
+        case TERN_TYPE_I32:
+        case TERN_TYPE_Q8_K: return 4;  // f32 / i32 values, Q8_K's f32 scale
+        default: return 2;              // fp16 / bf16 values and block scales
+    }
+}

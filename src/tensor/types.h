@@ -42,5 +42,7 @@ struct tern_type_traits {
 const tern_type_traits * tern_type_traits_get(tern_type type);
 // Is this raw GGUF type id a known, compiled-in type?
 bool tern_type_supported(uint32_t type_id);
+// Alignment the kernels need for data of this type (its largest scalar member).
+size_t tern_type_align(tern_type type);
 // Bytes of a row of ne0 values; ne0 must be a multiple of the block size.
 size_t tern_row_size(tern_type type, int64_t ne0);

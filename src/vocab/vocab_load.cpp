@@ -290,7 +290,7 @@ static tern_status load_tokens(const gguf_file * f, tern_arena * arena, tern_voc
         v->n_merges = (int32_t) merges_kv->arr_n;
         v->merge_index = merge_index;
         v->merge_index_cap = mcap;
-        memset(merge_index, 0xFF, mcap * sizeof(int32_t));
+        if (mcap) memset(merge_index, 0xFF, mcap * sizeof(int32_t));  // an empty merges array has no index
         for (int32_t r = 0; r < v->n_merges; r++) {
             const gguf_str * m = &v->merges[r];
             // llama.cpp splits at the first space after the first byte; a merge without one never matches.

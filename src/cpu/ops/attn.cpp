@@ -75,6 +75,7 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
             ks->dot_f16_rows(hd, n_kv, q16, k0, (int64_t) (k->nb[2] / sizeof(tern_fp16)), scores);
         }
         float max = -INFINITY;
+        bool nan = false;  // a NaN score must reach the output, not vanish as "every cell masked"
         for (int64_t j = 0; j < n_kv; j++) {
             const float mv = mr ? mr[j] : 0.0f;
             float s = -INFINITY;
@@ -84,8 +85,13 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
             }
             scores[j] = s;
             if (s > max) max = s;
+            nan |= s != s;
         }
         float * out = (float *) tern_row_ptr(dst, t, 0, 0) + h * hd_v;
+        if (nan) {
+            for (int64_t i = 0; i < hd_v; i++) out[i] = NAN;
+            continue;
+        }
         memset(out, 0, (size_t) hd_v * sizeof(float));
         if (max == -INFINITY) continue;  // every cell masked
         const float inv = 1.0f / ks->exp_sum_f32(n_kv, scores, max);  // e^-inf = 0 for masked cells

@@ -6,7 +6,9 @@
 // magic-number rounding do. Compiled with the avx2 target flags.
 #include "cpu/kernels/kernel_set.h"
 
+#include <float.h>
 #include <immintrin.h>
+#include <math.h>
 #include <string.h>
 
 namespace {
@@ -37,14 +39,24 @@ inline __m256i pack_levels(__m256i a, __m256i b, __m256i c, __m256i d) {
 
 const __m256 k_abs_mask() { return _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)); }
 
+// Lanes where |x| is NaN or Inf (not <= FLT_MAX, unordered counts as true).
+inline __m256 non_finite(__m256 ax) { return _mm256_cmp_ps(ax, _mm256_set1_ps(FLT_MAX), _CMP_NLE_UQ); }
+
 // One 32-value block: q = round-half-even(x * (127 / amax)); returns amax / 127.
+// A block holding NaN/Inf gives levels 0 and a NaN scale, as the reference.
 float block_q8(const float * x, int8_t * qs) {
     const __m256 abs_mask = k_abs_mask();
     __m256 v[4];
-    __m256 amax = _mm256_setzero_ps();
+    __m256 amax = _mm256_setzero_ps(), bad = _mm256_setzero_ps();
     for (int k = 0; k < 4; k++) {
         v[k] = _mm256_loadu_ps(x + 8 * k);
-        amax = _mm256_max_ps(amax, _mm256_and_ps(v[k], abs_mask));
+        const __m256 ax = _mm256_and_ps(v[k], abs_mask);
+        amax = _mm256_max_ps(amax, ax);
+        bad = _mm256_or_ps(bad, non_finite(ax));
+    }
+    if (_mm256_movemask_ps(bad)) {
+        memset(qs, 0, 32);
+        return NAN;
     }
     const float m = hmax256(amax);
     const float id = m != 0.0f ? 127.0f / m : 0.0f;
@@ -79,8 +91,17 @@ void quantize_row_q8_K(const float * src, void * dst, int64_t n) {
     const __m256 abs_mask = k_abs_mask();
     for (int64_t ib = 0; ib < n / 256; ib++) {
         const float * x = src + ib * 256;
-        __m256 amax = _mm256_setzero_ps();
-        for (int k = 0; k < 32; k++) amax = _mm256_max_ps(amax, _mm256_and_ps(_mm256_loadu_ps(x + 8 * k), abs_mask));
+        __m256 amax = _mm256_setzero_ps(), bad = _mm256_setzero_ps();
+        for (int k = 0; k < 32; k++) {
+            const __m256 ax = _mm256_and_ps(_mm256_loadu_ps(x + 8 * k), abs_mask);
+            amax = _mm256_max_ps(amax, ax);
+            bad = _mm256_or_ps(bad, non_finite(ax));
+        }
+        if (_mm256_movemask_ps(bad)) {
+            memset(&y[ib], 0, sizeof(block_q8_K));
+            y[ib].d = NAN;
+            continue;
+        }
         const float am = hmax256(amax);
         if (am == 0.0f) {
             memset(&y[ib], 0, sizeof(block_q8_K));
