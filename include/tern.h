@@ -11,6 +11,27 @@
  * size tern_context_mem_size() returns, either the caller's buffer (firmware:
  * a static array) or obtained once. After tern_context_create() nothing is
  * allocated: decode and sampling run inside the arena.
+ *
+ * Threads and lifetimes:
+ *   - A model is read-only once loaded: contexts on any threads may use it at
+ *     once. It must outlive every context and sampler made from it.
+ *   - A context serves one call at a time. tern_decode, tern_kv_cache_clear and
+ *     tern_kv_cache_seq_rm entered while another thread is inside one of them on
+ *     the same context are refused (TERN_ERR_BUSY, or 0 / nothing done, with
+ *     tern_last_error() set); nothing races. Logits pointers stay valid until the
+ *     next decode on that context.
+ *   - A threadpool runs one decode at a time: contexts sharing one take turns,
+ *     and a decode arriving while another runs gets TERN_ERR_BUSY. The pool
+ *     must outlive the contexts that use it.
+ *   - A sampler belongs to one thread at a time. tern_last_error() is per thread.
+ *   - Freeing an object while another thread still uses it is undefined.
+ *
+ * Hostile input: a malformed, inconsistent or non-finite model file is refused
+ * at load with one error line naming the key or tensor, and non-finite logits
+ * at run time make tern_decode return TERN_ERR_NUMERIC. A model file that is
+ * truncated or rewritten while it is memory-mapped (use_mmap) can still raise
+ * SIGBUS: load with use_mmap = 0 where other processes may change the file.
+ * docs/SECURITY.md states the whole contract.
  */
 #ifndef TERN_H
 #define TERN_H

@@ -20,9 +20,20 @@ static inline int tern_test_summary(void) {
     return (g_checks_failed == 0 && g_checks_passed > 0) ? 0 : 1;
 }
 
-// Folder of the shared test data (models/, vocab/, reference/).
+// Folder of the shared test data (models/, vocab/, reference/). Without it the
+// test is skipped (exit 77, ctest's SKIP_RETURN_CODE), except in CI (CI=true),
+// where missing data is a failure.
 static inline const char * tern_test_shared_dir(void) {
     const char * d = getenv("TERN_SHARED_DIR");
-    if (!d || !*d) { fprintf(stderr, "TERN_SHARED_DIR is not set\n"); exit(2); }
-    return d;
+    char probe[4096];
+    snprintf(probe, sizeof(probe), "%s/models", d ? d : "");
+    FILE * f = d && *d ? fopen(probe, "r") : NULL;
+    if (f) { fclose(f); return d; }
+    const char * ci = getenv("CI");
+    if (ci && strcmp(ci, "true") == 0) {
+        fprintf(stderr, "TERN_SHARED_DIR=%s has no models/ (required in CI)\n", d ? d : "(unset)");
+        exit(1);
+    }
+    fprintf(stderr, "skipped: TERN_SHARED_DIR=%s has no models/\n", d ? d : "(unset)");
+    exit(77);
 }

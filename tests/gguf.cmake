@@ -27,3 +27,29 @@ if(CMAKE_CXX_COMPILER_ID MATCHES Clang)
     "rm -rf '${TERN_FUZZ_CORPUS}' && mkdir -p '${TERN_FUZZ_CORPUS}' && '$<TARGET_FILE:make_gguf_seeds>' '${TERN_FUZZ_CORPUS}' && '$<TARGET_FILE:fuzz_gguf>' -max_total_time=${TERN_FUZZ_SECONDS} -max_len=65536 '${TERN_FUZZ_CORPUS}'")
   set_tests_properties(fuzz_gguf_smoke PROPERTIES TIMEOUT 900 LABELS fuzz)
 endif()
+
+# libFuzzer targets over the whole library (model load + decode, tokenizers).
+# They link libtern, so the library itself must carry the fuzzer's coverage
+# instrumentation: configure with clang and
+# -DTERN_SANITIZE=address,undefined,float-cast-overflow,fuzzer-no-link (CI does).
+if(CMAKE_CXX_COMPILER_ID MATCHES Clang AND TERN_SANITIZE MATCHES "fuzzer-no-link")
+  add_executable(make_model_seeds fuzz/make_model_seeds.cpp)
+  target_link_libraries(make_model_seeds PRIVATE tern_internal)
+  foreach(target fuzz_model fuzz_tokenize)
+    add_executable(${target} fuzz/${target}.cpp)
+    target_link_libraries(${target} PRIVATE tern)
+    target_link_options(${target} PRIVATE -fsanitize=fuzzer)
+  endforeach()
+  add_dependencies(fuzz_model make_model_seeds)
+  set(TERN_FUZZ_MODEL_CORPUS ${CMAKE_CURRENT_BINARY_DIR}/fuzz_model_corpus)
+  add_test(NAME fuzz_model_smoke COMMAND sh -c
+    "rm -rf '${TERN_FUZZ_MODEL_CORPUS}' && mkdir -p '${TERN_FUZZ_MODEL_CORPUS}' && '$<TARGET_FILE:make_model_seeds>' '${TERN_FUZZ_MODEL_CORPUS}' && '$<TARGET_FILE:fuzz_model>' -max_total_time=${TERN_FUZZ_SECONDS} -max_len=65536 -timeout=20 '${TERN_FUZZ_MODEL_CORPUS}'")
+  set_tests_properties(fuzz_model_smoke PROPERTIES TIMEOUT 900 LABELS fuzz)
+  if(TERN_HAVE_SHARED)
+    set(TERN_FUZZ_TOK_CORPUS ${CMAKE_CURRENT_BINARY_DIR}/fuzz_tokenize_corpus)
+    add_test(NAME fuzz_tokenize_smoke COMMAND sh -c
+      "sh '${CMAKE_CURRENT_SOURCE_DIR}/fuzz/tokenize_seeds.sh' '${TERN_FUZZ_TOK_CORPUS}' && '$<TARGET_FILE:fuzz_tokenize>' -max_total_time=${TERN_FUZZ_SECONDS} -max_len=4096 -timeout=20 '${TERN_FUZZ_TOK_CORPUS}'")
+    set_tests_properties(fuzz_tokenize_smoke PROPERTIES TIMEOUT 900 LABELS fuzz
+      ENVIRONMENT "TERN_SHARED_DIR=${TERN_SHARED_DIR}")
+  endif()
+endif()

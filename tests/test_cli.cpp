@@ -1,6 +1,8 @@
 // The `tern` command as a user runs it: `tern info` on every shared model
 // (three load paths), one clear error line for bad files, and
 // `tern run --temp 0 -n 32` printing the same stories as llama.cpp.
+#include <sys/stat.h>
+#include <unistd.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <sys/wait.h>
@@ -158,6 +160,35 @@ static void test_number_flags(void) {
     CHECK(run(base + "-t 2 --seed 4294967295 --top-k 40 2>/dev/null", out) == 0);
 }
 
+// Inputs without end or without a writer (issue 8 class 6): devices, FIFOs and
+// directories are refused at once with one error line, never read forever,
+// waited on or thrown out of main. `timeout` turns a hang into exit 124.
+static void test_unbounded_inputs(void) {
+    char fifo[] = "/tmp/tern_cli_fifo_XXXXXX";
+    int fd = mkstemp(fifo);
+    if (fd >= 0) { close(fd); unlink(fifo); }
+    CHECK(mkfifo(fifo, 0600) == 0);
+    const std::string stories = quote(g_shared + "/models/stories260K.gguf");
+    const std::string cases[][2] = {
+        {" info --blob -m /dev/zero", "not a regular file"},
+        {" info -m /dev/zero", "not a regular file"},
+        {" tokenize -m " + stories + " -f /dev/zero", "not a regular file"},
+        {" info -m " + std::string(fifo), "not a regular file"},
+        {" info --blob -m " + std::string(fifo), "not a regular file"},
+        {" info --no-mmap -m " + std::string(fifo), "not a regular file"},
+        {" run -m " + std::string(fifo) + " -p x", "not a regular file"},
+        {" tokenize -m " + stories + " -f " + std::string(fifo), "not a regular file"},
+        {" info -m /tmp", "not a regular file"},
+    };
+    for (const auto & c : cases) {
+        std::string out;
+        const int st = run("timeout 10 " + g_bin + c[0] + " 2>&1", out);
+        CHECK_MSG(st != 0 && st != 124 && out.find(c[1]) != std::string::npos && out.find("terminate") == std::string::npos,
+                  "tern%s: exit %d: %s", c[0].c_str(), st, out.c_str());
+    }
+    unlink(fifo);
+}
+
 int main(void) {
     const char * bin = getenv("TERN_BIN_DIR");
     if (!bin) { fprintf(stderr, "TERN_BIN_DIR is not set\n"); return 2; }
@@ -169,5 +200,6 @@ int main(void) {
     test_tokenize();
     test_version();
     test_number_flags();
+    test_unbounded_inputs();
     return tern_test_summary();
 }

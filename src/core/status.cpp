@@ -32,7 +32,11 @@ void tern_error_clear(void) { g_last_error[0] = 0; }
 extern "C" const char * tern_last_error(void) { return g_last_error; }
 
 extern "C" const char * tern_status_str(tern_status status) {
-    switch (status) {
+    // A C caller may pass any int; in C++ a value outside the enumerators' range
+    // must not be loaded as the enum type (undefined), so read it as an int.
+    int value;
+    memcpy(&value, &status, sizeof(value));
+    switch (value) {
         case TERN_OK:               return "ok";
         case TERN_ERR_INVALID_ARG:  return "invalid argument";
         case TERN_ERR_IO:           return "i/o error";
