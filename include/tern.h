@@ -357,6 +357,43 @@ typedef void (*tern_log_callback)(tern_log_level level, const char * text, void 
 /* Replace the log sink (default: stderr for levels up to TERN_LOG_LEVEL). NULL restores it. */
 void tern_log_set(tern_log_callback callback, void * user_data);
 
+/* ------------------------------------------------------------------------ */
+/* Chat templates                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* One message of a conversation: role ("system", "user", "assistant", ...) and
+ * content, both NUL-terminated UTF-8. */
+typedef struct tern_chat_message {
+    const char * role;
+    const char * content;
+} tern_chat_message;
+
+/* Format a conversation into a prompt with a built-in chat template, like
+ * llama_chat_apply_template (same names, same bytes out; no Jinja is run).
+ * tmpl: a built-in name ("chatml", "llama3", ...; see tern_chat_builtin_templates)
+ * or the Jinja source of a model's template (tern_model_chat_template), from
+ * which the built-in is recognised by marker strings as llama.cpp does; NULL
+ * means "chatml" (as in llama.cpp). add_assistant: end with the opening of the
+ * assistant's turn (templates that have one). Writes at most `length` bytes to
+ * buf (buf may be NULL with length 0 to measure), NUL-terminated when the text
+ * is shorter than `length`, and returns the text's full length (excluding the
+ * NUL): call again with a larger buffer when it is >= length. Returns a negative
+ * tern_status: -TERN_ERR_UNSUPPORTED for a template it does not know,
+ * -TERN_ERR_INVALID_ARG for a NULL role or content (nothing written then).
+ * Allocates nothing. */
+int32_t tern_chat_apply_template(const char * tmpl, const tern_chat_message * msgs, size_t n_msgs,
+                                 int add_assistant, char * buf, int32_t length);
+
+/* Names of the built-in templates in byte order: writes the first n of them to
+ * names (static strings) and returns how many there are. */
+int32_t tern_chat_builtin_templates(const char ** names, size_t n);
+
+/* The model's own template (tokenizer.chat_template, Jinja source), copied into
+ * buf like tern_model_meta_val_str (cut to fit, NUL-terminated when buf_size > 0;
+ * the file's string is not NUL-terminated, so it is not handed out in place).
+ * Returns its full length, or -1 when the model has none. */
+int32_t tern_model_chat_template(const tern_model * model, char * buf, size_t buf_size);
+
 #ifdef __cplusplus
 }
 #endif
