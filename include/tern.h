@@ -217,8 +217,9 @@ int32_t tern_tokenize(const tern_model * model, const char * text, int32_t text_
                       tern_token * tokens, int32_t n_tokens_max, int add_special, int parse_special);
 
 /* Bytes of one token's text (byte-fallback tokens give their byte). Returns the
- * number written, or -(needed) when buf is too small. special: render control
- * tokens' text too. */
+ * number written, or -(needed) when buf is too small, or INT32_MIN for a token
+ * outside the vocabulary or a bad buffer (tern_last_error says which).
+ * special: render control tokens' text too. */
 int32_t tern_token_to_piece(const tern_model * model, tern_token token, char * buf, int32_t buf_size, int special);
 
 /* ------------------------------------------------------------------------ */
@@ -248,10 +249,10 @@ typedef struct tern_context tern_context;
 typedef int (*tern_abort_callback)(void * user_data);
 
 typedef struct tern_context_params {
-    uint32_t n_ctx;         /* KV cells (0: the model's training context) */
+    uint32_t n_ctx;         /* KV cells, <= 2^31 - 1 (0: the model's training context) */
     uint32_t n_batch;       /* most tokens one graph evaluates (a longer batch is split in ubatches) */
     uint32_t n_seq_max;     /* sequences the KV cache may hold (<= TERN_MAX_SEQ) */
-    int32_t  n_threads;     /* threads of the context's own pool (ignored with pool) */
+    int32_t  n_threads;     /* threads of the context's own pool, [0, TERN_MAX_THREADS] (0: one; ignored with pool) */
     tern_threadpool * pool; /* a shared pool, or NULL for a pool of the context's own */
     void *   arena;         /* caller memory for the context, or NULL to obtain it once */
     size_t   arena_size;    /* bytes at arena (>= tern_context_mem_size()) */

@@ -42,6 +42,10 @@ extern "C" int32_t tern_tokenize(const tern_model * m, const char * text, int32_
 }
 
 extern "C" int32_t tern_token_to_piece(const tern_model * m, tern_token t, char * buf, int32_t buf_size, int special) {
-    if (!m) return 0;
+    if (!m || t < 0 || t >= vocab_n_tokens(&m->vocab) || buf_size < 0 || (!buf && buf_size > 0)) {
+        tern_fail(TERN_ERR_INVALID_ARG, "tern_token_to_piece: %s", !m ? "model is NULL"
+                  : (t < 0 || t >= vocab_n_tokens(&m->vocab)) ? "token outside the vocabulary" : "bad buffer");
+        return INT32_MIN;
+    }
     return vocab_token_to_piece(&m->vocab, t, buf, buf_size, special != 0);
 }

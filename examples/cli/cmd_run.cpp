@@ -51,6 +51,7 @@ static double now_ms(void) {
 static std::string piece(tern_model * m, tern_token t) {
     char buf[256];
     int32_t n = tern_token_to_piece(m, t, buf, sizeof(buf), 0);
+    if (n == INT32_MIN) return std::string();  // not a token of this vocabulary (the sampler never gives one)
     if (n < 0) {
         std::vector<char> big(-n);
         n = tern_token_to_piece(m, t, big.data(), (int32_t) big.size(), 0);
@@ -126,6 +127,11 @@ int cmd_run(int argc, char ** argv) {
     if (logits_out) {
         cp.logits_all = 1;
         if (cp.n_batch < (uint32_t) n_prompt) cp.n_batch = (uint32_t) n_prompt;
+    }
+    if ((uint32_t) n_prompt > cp.n_ctx) {
+        fprintf(stderr, "tern run: the prompt is %d tokens, more than the context of %u (-c)\n", n_prompt, cp.n_ctx);
+        tern_model_free(m);
+        return 1;
     }
     tern_context * ctx = NULL;
     tern_status st = tern_context_create(m, &cp, &ctx);

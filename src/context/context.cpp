@@ -27,8 +27,14 @@ tern_status context_resolve_params(const tern_model * m, const tern_context_para
     if (out->n_seq_max > TERN_MAX_SEQ) {
         return tern_fail(TERN_ERR_INVALID_ARG, "n_seq_max %u is more than TERN_MAX_SEQ %d", out->n_seq_max, TERN_MAX_SEQ);
     }
-    if (out->n_threads <= 0) out->n_threads = 1;
-    if (out->n_threads > TERN_MAX_THREADS) out->n_threads = TERN_MAX_THREADS;
+    if (out->n_ctx > (uint32_t) INT32_MAX) {
+        return tern_fail(TERN_ERR_INVALID_ARG, "n_ctx %u is more than 2^31 - 1 (positions are int32)", out->n_ctx);
+    }
+    if (!out->pool && (out->n_threads < 0 || out->n_threads > TERN_MAX_THREADS)) {
+        return tern_fail(TERN_ERR_INVALID_ARG, "n_threads %d not in [0, %d] (0: one thread)", out->n_threads,
+                         TERN_MAX_THREADS);
+    }
+    if (out->n_threads == 0) out->n_threads = 1;
     if (out->pool) out->n_threads = tern_threadpool_n_threads(out->pool);
     return TERN_OK;
 }
