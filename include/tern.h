@@ -259,6 +259,7 @@ typedef struct tern_context_params {
     int      logits_all;    /* keep logits of every token, whatever batch.logits says */
     tern_abort_callback abort_callback;
     void *   abort_callback_data;
+    float    defrag_thold;  /* compact the KV cache before a decode when its fragmentation exceeds this (<= 0: off) */
 } tern_context_params;
 
 tern_context_params tern_context_default_params(void);
@@ -286,6 +287,15 @@ typedef struct tern_batch {
 
 /* A batch over one array of tokens for sequence 0 (like llama_batch_get_one). */
 tern_batch tern_batch_get_one(tern_token * tokens, int32_t n_tokens);
+/* A batch with room for n_tokens tokens of up to n_seq_max sequence ids each
+ * (like llama_batch_init; n_tokens of the result is 0: fill token[i], pos[i],
+ * n_seq_id[i], seq_id[i][..], logits[i] and set n_tokens). _in: in the
+ * caller's memory of tern_batch_mem_size() bytes (nothing to free); without
+ * _in: one allocation, released by tern_batch_free. token is NULL on error. */
+size_t tern_batch_mem_size(int32_t n_tokens, int32_t n_seq_max);
+tern_batch tern_batch_init_in(void * mem, size_t mem_size, int32_t n_tokens, int32_t n_seq_max);
+tern_batch tern_batch_init(int32_t n_tokens, int32_t n_seq_max);
+void tern_batch_free(tern_batch batch);
 
 /* Evaluate a batch. TERN_ERR_CONTEXT_FULL when the KV cache has no room for it:
  * nothing of the batch is kept and the context stays usable. */
@@ -295,12 +305,36 @@ tern_status tern_decode(tern_context * ctx, tern_batch batch);
  * the end); NULL when that token's logits were not requested. */
 float * tern_get_logits_ith(tern_context * ctx, int32_t i);
 
+/* KV cache (llama.h's llama_kv_self_* semantics). Cells hold one token's keys
+ * and values for every layer, a position and a set of sequences. Position
+ * ranges are [p0, p1); p0 < 0 means 0, p1 < 0 means "to the end". Calls that
+ * return int give 1 on success, 0 on a bad argument (tern_last_error says). */
 /* Forget every token of the KV cache (all sequences). */
 void tern_kv_cache_clear(tern_context * ctx);
-/* Remove positions [p0, p1) of a sequence (seq_id < 0: every sequence; p1 < 0: to the end). */
+/* Remove positions [p0, p1) of a sequence (seq_id < 0: every sequence). */
 int tern_kv_cache_seq_rm(tern_context * ctx, tern_seq_id seq_id, tern_pos p0, tern_pos p1);
-/* Largest position held for a sequence, -1 when empty. */
+/* dst shares src's cells in [p0, p1) (no K/V data copied: a common prefix). */
+int tern_kv_cache_seq_cp(tern_context * ctx, tern_seq_id src, tern_seq_id dst, tern_pos p0, tern_pos p1);
+/* Drop every sequence but seq. */
+int tern_kv_cache_seq_keep(tern_context * ctx, tern_seq_id seq);
+/* Add delta to the positions in [p0, p1) of seq (cells pushed below 0 are
+ * removed); divide them by d (d >= 1). The keys are rotated to the new
+ * positions before the next decode (or by tern_kv_cache_update): RoPE's
+ * additivity, nothing recomputed. A cell shared by several sequences moves
+ * for all of them. */
+int tern_kv_cache_seq_add(tern_context * ctx, tern_seq_id seq, tern_pos p0, tern_pos p1, tern_pos delta);
+int tern_kv_cache_seq_div(tern_context * ctx, tern_seq_id seq, tern_pos p0, tern_pos p1, int d);
+/* Smallest / largest position held for a sequence, -1 when empty. */
+tern_pos tern_kv_cache_seq_pos_min(const tern_context * ctx, tern_seq_id seq_id);
 tern_pos tern_kv_cache_seq_pos_max(const tern_context * ctx, tern_seq_id seq_id);
+/* Apply pending position changes now (the K-shift). */
+tern_status tern_kv_cache_update(tern_context * ctx);
+/* Move the used cells to the front, keeping their order: the same logits,
+ * bit for bit, with less to attend over. */
+tern_status tern_kv_cache_defrag(tern_context * ctx);
+int32_t tern_kv_cache_used_cells(const tern_context * ctx);
+/* 1 - used cells / (highest used cell + 1): 0 when the used cells are packed. */
+float tern_kv_cache_fragmentation(const tern_context * ctx);
 
 /* Bytes of a context's arena per category, for tuning memory. */
 typedef struct tern_mem_audit {

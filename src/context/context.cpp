@@ -106,10 +106,15 @@ tern_status context_place(tern_context * ctx, context_placer * pl) {
     TERN_TRY(forward_build(m, &ctx->kv, worst, &ctx->gb, &ctx->graph, &ctx->io));
     pl->counted_at_plan = pl->counted;
     TERN_TRY(tern_graph_plan_make(&ctx->graph, &ctx->gb, p->n_threads, pl->arena, &ctx->plan));
-    ctx->built.n_tokens = 0;  // the worst-case graph has no data yet
+    // The K-shift graph (every cell moved) gets its own plan over the same buffer.
+    TERN_TRY(forward_build_shift(m, &ctx->kv, p->n_ctx, &ctx->gb, &ctx->graph, &ctx->shift_io));
+    TERN_TRY(tern_graph_plan_make(&ctx->graph, &ctx->gb, p->n_threads, pl->arena, &ctx->plan_shift));
+    ctx->built.n_tokens = 0;  // no graph with data yet
 
-    ctx->activations = pl->take(ctx->plan.activation_bytes, TERN_MEM_ACTIVATIONS);
-    ctx->work_size = ctx->plan.work_bytes;
+    const size_t act = ctx->plan.activation_bytes > ctx->plan_shift.activation_bytes
+                           ? ctx->plan.activation_bytes : ctx->plan_shift.activation_bytes;
+    ctx->activations = pl->take(act, TERN_MEM_ACTIVATIONS);
+    ctx->work_size = ctx->plan.work_bytes > ctx->plan_shift.work_bytes ? ctx->plan.work_bytes : ctx->plan_shift.work_bytes;
     ctx->work = ctx->work_size ? pl->take(ctx->work_size, TERN_MEM_WORK) : NULL;
     ctx->logits_rows = p->logits_all ? p->n_ctx : p->n_batch;
     ctx->logits = (float *) pl->take(sizeof(float) * ctx->logits_rows * h->n_vocab, TERN_MEM_LOGITS);
@@ -134,7 +139,7 @@ extern "C" size_t tern_context_mem_size(const tern_model * model, const tern_con
     // counted from the scratch arena's head.
     const int32_t cap = forward_tensor_capacity(model);
     size_t scratch_bytes = tern_graph_builder_size(cap) + tern_graph_size(forward_node_capacity(model)) +
-                           tern_graph_plan_table_size(cap) + tern_graph_plan_temp_size(cap) +
+                           2 * tern_graph_plan_table_size(cap) + tern_graph_plan_temp_size(cap) +
                            4 * arena_padded(sizeof(void *) * model->hp.n_layer) + (1u << 16);
     void * scratch = port_alloc(scratch_bytes);
     if (!scratch) {

@@ -20,6 +20,7 @@
 #include "graph/planner.h"
 #include "kv/kv_cache.h"
 #include "model/forward.h"
+#include "model/forward_shift.h"
 #include "model/model.h"
 
 struct tern_context {
@@ -38,6 +39,8 @@ struct tern_context {
     forward_io          io;
     forward_shape       built;          // shape of the graph now in gb (n_tokens 0: none)
     tern_graph_plan     plan;
+    tern_graph_plan     plan_shift;     // the K-shift graph's plan (worst case: every cell), same activations
+    forward_shift_io    shift_io;
     void *              activations;
     void *              work;
     size_t              work_size;
@@ -60,6 +63,10 @@ static inline bool context_enter(tern_context * ctx) {
     return ctx->busy.compare_exchange_strong(expected, 1, std::memory_order_acquire);
 }
 static inline void context_leave(tern_context * ctx) { ctx->busy.store(0, std::memory_order_release); }
+
+// Rotate the keys of cells whose positions moved (pending deltas) with the
+// K-shift graph; nothing to do when no cell moved. Called inside a guarded call.
+tern_status context_kv_update(tern_context * ctx);
 
 // Parameter defaults resolved against the model (n_ctx 0 -> training context, ...).
 tern_status context_resolve_params(const tern_model * m, const tern_context_params * in, tern_context_params * out);

@@ -2,10 +2,58 @@
 #include "context/context.h"
 #include "core/status.h"
 #include "cpu/compute.h"
+#include "port.h"
 
 #include <float.h>
 #include <math.h>
 #include <string.h>
+
+// Batch storage: token, pos, n_seq_id, logits arrays of n_tokens, the
+// seq_id pointer array, then n_tokens rows of n_seq_max ids; each part
+// 8-byte aligned.
+static size_t batch_part(size_t bytes) { return (bytes + 7) & ~(size_t) 7; }
+
+extern "C" size_t tern_batch_mem_size(int32_t n_tokens, int32_t n_seq_max) {
+    if (n_tokens <= 0 || n_seq_max <= 0 || n_seq_max > TERN_MAX_SEQ) return 0;
+    const size_t n = (size_t) n_tokens;
+    return batch_part(n * sizeof(tern_token)) + batch_part(n * sizeof(tern_pos)) + batch_part(n * sizeof(int32_t)) +
+           batch_part(n * sizeof(int8_t)) + batch_part(n * sizeof(tern_seq_id *)) +
+           batch_part(n * (size_t) n_seq_max * sizeof(tern_seq_id)) + 8;
+}
+
+extern "C" tern_batch tern_batch_init_in(void * mem, size_t size, int32_t n_tokens, int32_t n_seq_max) {
+    tern_batch b;
+    memset(&b, 0, sizeof(b));
+    const size_t need = tern_batch_mem_size(n_tokens, n_seq_max);
+    if (!mem || need == 0 || size < need) {
+        tern_fail(TERN_ERR_INVALID_ARG, "batch_init_in: %zu bytes given, %zu needed for %d tokens of %d sequences",
+                  size, need, n_tokens, n_seq_max);
+        return b;
+    }
+    memset(mem, 0, need);
+    uint8_t * p = (uint8_t *) (((uintptr_t) mem + 7) & ~(uintptr_t) 7);
+    const size_t n = (size_t) n_tokens;
+    b.token = (tern_token *) p; p += batch_part(n * sizeof(tern_token));
+    b.pos = (tern_pos *) p; p += batch_part(n * sizeof(tern_pos));
+    b.n_seq_id = (int32_t *) p; p += batch_part(n * sizeof(int32_t));
+    b.logits = (int8_t *) p; p += batch_part(n * sizeof(int8_t));
+    b.seq_id = (tern_seq_id **) p; p += batch_part(n * sizeof(tern_seq_id *));
+    for (size_t i = 0; i < n; i++) b.seq_id[i] = (tern_seq_id *) p + i * (size_t) n_seq_max;
+    return b;  // n_tokens 0: the caller fills up to n_tokens entries
+}
+
+extern "C" tern_batch tern_batch_init(int32_t n_tokens, int32_t n_seq_max) {
+    const size_t need = tern_batch_mem_size(n_tokens, n_seq_max);
+    void * mem = need ? port_alloc(need) : NULL;
+    tern_batch b = tern_batch_init_in(mem, need, n_tokens, n_seq_max);
+    if (!b.token && mem) port_free(mem);
+    return b;
+}
+
+extern "C" void tern_batch_free(tern_batch batch) {
+    // token is the start of the one block (8-byte aligned allocations start aligned).
+    if (batch.token) port_free(batch.token);
+}
 
 extern "C" tern_batch tern_batch_get_one(tern_token * tokens, int32_t n_tokens) {
     tern_batch b;
@@ -202,6 +250,12 @@ namespace {
 
 tern_status decode_batch(tern_context * ctx, tern_batch batch) {
     TERN_TRY(batch_validate(ctx, &batch));
+    // Pending position changes first (the batch's attention reads those keys),
+    // then compaction when the cache is fragmented past the threshold.
+    TERN_TRY(context_kv_update(ctx));
+    if (ctx->params.defrag_thold > 0.0f && kv_cache_fragmentation(&ctx->kv) > ctx->params.defrag_thold) {
+        kv_cache_defrag(&ctx->kv);
+    }
     const uint32_t n_tokens = (uint32_t) batch.n_tokens;
     kv_cache * kv = &ctx->kv;
     if (n_tokens > kv->n_cells - kv->used) {
@@ -219,12 +273,14 @@ tern_status decode_batch(tern_context * ctx, tern_batch batch) {
 
     for (uint32_t i = 0; i < n_tokens; i++) ctx->output_row[i] = -1;
     ctx->n_batch_last = batch.n_tokens;
+    const uint32_t head0 = kv->head;  // restored with the cells when the batch fails
     uint32_t taken = 0;
     uint32_t next_row = 0;
     for (uint32_t i0 = 0; i0 < n_tokens; i0 += ctx->params.n_batch) {
         const uint32_t n = n_tokens - i0 < ctx->params.n_batch ? n_tokens - i0 : ctx->params.n_batch;
         if (!kv_cache_find_slots(kv, n, ctx->slots)) {
             rollback_cells(ctx, taken);
+            kv->head = head0;
             return tern_fail(TERN_ERR_INTERNAL, "KV cache: free cells vanished during a decode");
         }
         for (uint32_t i = 0; i < n; i++) {
@@ -233,14 +289,17 @@ tern_status decode_batch(tern_context * ctx, tern_batch batch) {
             ctx->seq_masks[i] = batch_seq_mask(&batch, bi);
             kv_cell * c = &kv->cells[ctx->slots[i]];
             c->pos = ctx->positions[i];
+            c->delta = 0;
             c->seq_mask = ctx->seq_masks[i];
             ctx->changed_cells[taken++] = ctx->slots[i];
         }
         kv->used += n;
+        kv_cache_placed(kv, ctx->slots, n);
         tern_status st = decode_ubatch(ctx, &batch, (int32_t) i0, n, &next_row);
         if (st != TERN_OK) {
             // Nothing of a failed or aborted batch is kept.
             rollback_cells(ctx, taken);
+            kv->head = head0;
             for (uint32_t i = 0; i < n_tokens; i++) ctx->output_row[i] = -1;
             return st;
         }
@@ -263,30 +322,4 @@ extern "C" float * tern_get_logits_ith(tern_context * ctx, int32_t i) {
         return NULL;
     }
     return ctx->logits + (size_t) row * ctx->model->hp.n_vocab;
-}
-
-extern "C" void tern_kv_cache_clear(tern_context * ctx) {
-    if (!ctx) return;
-    if (!context_enter(ctx)) {
-        tern_fail(TERN_ERR_BUSY, "kv_cache_clear: context is in use by another thread; nothing cleared");
-        return;
-    }
-    kv_cache_clear(&ctx->kv);
-    context_leave(ctx);
-}
-
-extern "C" int tern_kv_cache_seq_rm(tern_context * ctx, tern_seq_id seq_id, tern_pos p0, tern_pos p1) {
-    if (!ctx || seq_id >= (tern_seq_id) ctx->params.n_seq_max) return 0;
-    if (!context_enter(ctx)) {
-        tern_fail(TERN_ERR_BUSY, "kv_cache_seq_rm: context is in use by another thread; nothing removed");
-        return 0;
-    }
-    kv_cache_seq_rm(&ctx->kv, seq_id, p0, p1);
-    context_leave(ctx);
-    return 1;
-}
-
-extern "C" tern_pos tern_kv_cache_seq_pos_max(const tern_context * ctx, tern_seq_id seq_id) {
-    if (!ctx || seq_id < 0 || seq_id >= (tern_seq_id) ctx->params.n_seq_max) return -1;
-    return kv_cache_seq_pos_max(&ctx->kv, seq_id);
 }

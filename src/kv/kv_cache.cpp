@@ -38,18 +38,56 @@ tern_status kv_cache_init(kv_cache * kv, tern_arena * arena, uint32_t n_cells, u
 void kv_cache_clear(kv_cache * kv) {
     for (uint32_t i = 0; i < kv->n_cells; i++) {
         kv->cells[i].pos = -1;
+        kv->cells[i].delta = 0;
         kv->cells[i].seq_mask = 0;
     }
     kv->used = 0;
+    kv->head = 0;
+    kv->has_shift = false;
+}
+
+static void free_cell(kv_cache * kv, kv_cell * c) {
+    c->pos = -1;
+    c->delta = 0;
+    c->seq_mask = 0;
+    kv->used--;
+}
+
+static void clamp_range(tern_pos * p0, tern_pos * p1) {
+    if (*p0 < 0) *p0 = 0;
+    if (*p1 < 0) *p1 = INT32_MAX;
+}
+
+// A free run of n cells starting in [from, to); -1 when none.
+static int64_t free_run(const kv_cache * kv, uint32_t n, uint32_t from, uint32_t to) {
+    uint32_t run = 0;
+    for (uint32_t i = from; i < to; i++) {
+        run = kv->cells[i].seq_mask == 0 ? run + 1 : 0;
+        if (run == n) return (int64_t) (i + 1 - n);
+    }
+    return -1;
 }
 
 bool kv_cache_find_slots(const kv_cache * kv, uint32_t n, int32_t * out_cells) {
-    if (n > kv->n_cells - kv->used) return false;
+    if (n == 0 || n > kv->n_cells - kv->used) return false;
+    const uint32_t head = kv->head < kv->n_cells ? kv->head : 0;
+    int64_t start = free_run(kv, n, head, kv->n_cells);
+    if (start < 0) start = free_run(kv, n, 0, kv->n_cells);
+    if (start >= 0) {
+        for (uint32_t i = 0; i < n; i++) out_cells[i] = (int32_t) (start + i);
+        return true;
+    }
+    // Scattered: the first free cells from head on, then from the start.
     uint32_t found = 0;
-    for (uint32_t i = 0; i < kv->n_cells && found < n; i++) {
+    for (uint32_t k = 0; k < kv->n_cells && found < n; k++) {
+        const uint32_t i = (head + k) % kv->n_cells;
         if (kv->cells[i].seq_mask == 0) out_cells[found++] = (int32_t) i;
     }
     return found == n;
+}
+
+void kv_cache_placed(kv_cache * kv, const int32_t * cells, uint32_t n) {
+    if (n > 0) kv->head = (uint32_t) cells[n - 1] + 1;
 }
 
 uint32_t kv_cache_n_kv(const kv_cache * kv) {
@@ -63,18 +101,111 @@ uint32_t kv_cache_n_kv(const kv_cache * kv) {
 }
 
 void kv_cache_seq_rm(kv_cache * kv, tern_seq_id seq, tern_pos p0, tern_pos p1) {
-    if (p0 < 0) p0 = 0;
-    if (p1 < 0) p1 = INT32_MAX;
+    clamp_range(&p0, &p1);
     const uint64_t drop = seq < 0 ? ~(uint64_t) 0 : (uint64_t) 1 << seq;
     for (uint32_t i = 0; i < kv->n_cells; i++) {
         kv_cell * c = &kv->cells[i];
         if (c->seq_mask == 0 || c->pos < p0 || c->pos >= p1) continue;
         c->seq_mask &= ~drop;
-        if (c->seq_mask == 0) {
-            c->pos = -1;
-            kv->used--;
-        }
+        if (c->seq_mask == 0) free_cell(kv, c);
     }
+}
+
+void kv_cache_seq_cp(kv_cache * kv, tern_seq_id src, tern_seq_id dst, tern_pos p0, tern_pos p1) {
+    if (src == dst) return;
+    clamp_range(&p0, &p1);
+    const uint64_t from = (uint64_t) 1 << src, to = (uint64_t) 1 << dst;
+    for (uint32_t i = 0; i < kv->n_cells; i++) {
+        kv_cell * c = &kv->cells[i];
+        if ((c->seq_mask & from) && c->pos >= p0 && c->pos < p1) c->seq_mask |= to;
+    }
+}
+
+void kv_cache_seq_keep(kv_cache * kv, tern_seq_id seq) {
+    const uint64_t keep = (uint64_t) 1 << seq;
+    for (uint32_t i = 0; i < kv->n_cells; i++) {
+        kv_cell * c = &kv->cells[i];
+        if (c->seq_mask == 0) continue;
+        if (c->seq_mask & keep) c->seq_mask = keep;
+        else free_cell(kv, c);
+    }
+}
+
+// Positions move for every sequence sharing a cell (the cell has one position), as in llama.cpp.
+void kv_cache_seq_add(kv_cache * kv, tern_seq_id seq, tern_pos p0, tern_pos p1, tern_pos delta) {
+    if (delta == 0) return;
+    clamp_range(&p0, &p1);
+    const uint64_t bit = (uint64_t) 1 << seq;
+    for (uint32_t i = 0; i < kv->n_cells; i++) {
+        kv_cell * c = &kv->cells[i];
+        if (!(c->seq_mask & bit) || c->pos < p0 || c->pos >= p1) continue;
+        const int64_t pos = (int64_t) c->pos + delta;
+        if (pos < 0) {
+            free_cell(kv, c);
+            continue;
+        }
+        c->pos = pos > INT32_MAX - 1 ? INT32_MAX - 1 : (tern_pos) pos;
+        c->delta += c->pos - (tern_pos) (pos - delta);
+        kv->has_shift = true;
+    }
+}
+
+void kv_cache_seq_div(kv_cache * kv, tern_seq_id seq, tern_pos p0, tern_pos p1, int d) {
+    if (d <= 1) return;
+    clamp_range(&p0, &p1);
+    const uint64_t bit = (uint64_t) 1 << seq;
+    for (uint32_t i = 0; i < kv->n_cells; i++) {
+        kv_cell * c = &kv->cells[i];
+        if (!(c->seq_mask & bit) || c->pos < p0 || c->pos >= p1) continue;
+        const tern_pos old = c->pos;
+        c->pos = old / d;
+        c->delta += c->pos - old;
+        kv->has_shift = true;
+    }
+}
+
+tern_pos kv_cache_seq_pos_min(const kv_cache * kv, tern_seq_id seq) {
+    tern_pos best = -1;
+    const uint64_t bit = (uint64_t) 1 << seq;
+    for (uint32_t i = 0; i < kv->n_cells; i++) {
+        if ((kv->cells[i].seq_mask & bit) && (best < 0 || kv->cells[i].pos < best)) best = kv->cells[i].pos;
+    }
+    return best;
+}
+
+size_t kv_cache_k_row_bytes(const kv_cache * kv) { return (size_t) kv->n_embd_k * sizeof(tern_fp16); }
+size_t kv_cache_v_row_bytes(const kv_cache * kv) { return (size_t) kv->n_embd_v * sizeof(tern_fp16); }
+
+uint32_t kv_cache_defrag(kv_cache * kv) {
+    const size_t kb = kv_cache_k_row_bytes(kv), vb = kv_cache_v_row_bytes(kv);
+    uint32_t dst = 0, moved = 0;
+    for (uint32_t src = 0; src < kv->n_cells; src++) {
+        if (kv->cells[src].seq_mask == 0) continue;
+        if (src != dst) {
+            for (uint32_t il = 0; il < kv->n_layer; il++) {
+                uint8_t * k = (uint8_t *) kv->k[il];
+                uint8_t * v = (uint8_t *) kv->v[il];
+                memcpy(k + dst * kb, k + src * kb, kb);
+                memcpy(v + dst * vb, v + src * vb, vb);
+            }
+            kv->cells[dst] = kv->cells[src];
+            kv->cells[src].pos = -1;
+            kv->cells[src].delta = 0;
+            kv->cells[src].seq_mask = 0;
+            moved++;
+        }
+        dst++;
+    }
+    kv->head = dst;  // the next batch goes right after the packed cells
+    return moved;
+}
+
+float kv_cache_fragmentation(const kv_cache * kv) {
+    uint32_t top = 0;  // one past the highest used cell (before padding)
+    for (uint32_t i = kv->n_cells; i > 0; i--) {
+        if (kv->cells[i - 1].seq_mask != 0) { top = i; break; }
+    }
+    return top ? 1.0f - (float) kv->used / (float) top : 0.0f;
 }
 
 tern_pos kv_cache_seq_pos_max(const kv_cache * kv, tern_seq_id seq) {

@@ -4,13 +4,31 @@
 //   k[il]: F16 [n_embd_k_gqa, n_cells]   (row c = cell c's keys, all kv heads)
 //   v[il]: F16 [n_embd_v_gqa, n_cells]
 //
-// Cells are not kept in position order: a batch takes whatever free cells
-// kv_cache_find_slots() finds (first fit from the start), and the graph writes
+// Cells are not kept in position order: a batch takes the free cells
+// kv_cache_find_slots() finds (below), and the graph writes
 // its rows there with SET_ROWS at those indices, so graph addresses never
 // change. Attention then runs over cells [0, n_kv) where n_kv covers the
 // highest used cell (padded to KV_CACHE_PAD so graphs are reused across
 // decode steps); the mask hides cells that are empty, belong to another
 // sequence, or hold a later position (causality).
+//
+// Sequence operations change cell metadata only:
+//   seq_rm   frees a sequence's cells in [p0, p1) (a cell is free when no
+//            sequence holds it);
+//   seq_cp   adds dst to the cells of src in [p0, p1): the cells are shared,
+//            no K/V data is copied (a shared prompt prefix);
+//   seq_keep frees every cell not in seq and drops other sequences from it;
+//   seq_add  moves positions in [p0, p1) by delta, seq_div divides them by d.
+// Moved positions leave the keys stale: RoPE rotated them for the old
+// position. Each cell keeps its pending `delta`; before the next decode the
+// context runs the K-shift graph (model/forward_shift.h), which rotates the
+// keys by delta (RoPE's additivity: R(p + d) = R(d) R(p)) and clears it. A
+// cell pushed below position 0 is freed, as in llama.cpp.
+//
+// Defragmentation (kv_cache_defrag) compacts the used cells to the front in
+// their order: the attention sums over the non-zero terms of the cells in
+// index order (kernels/vec.h exp_sum, mad_f16_rows skip masked cells), so the
+// same cells in the same order give the same bits wherever they sit.
 #pragma once
 #include <stdint.h>
 #include "tern.h"
@@ -22,6 +40,7 @@ static_assert(TERN_MAX_SEQ <= 64, "sequence sets are 64-bit masks");
 
 struct kv_cell {
     tern_pos pos;        // -1 when empty
+    tern_pos delta;      // position change not yet applied to the cell's keys (K-shift)
     uint64_t seq_mask;   // bit s set: the cell belongs to sequence s
 };
 
@@ -31,6 +50,8 @@ struct kv_cache {
     uint32_t   n_embd_k;   // n_embd_k_gqa
     uint32_t   n_embd_v;   // n_embd_v_gqa
     uint32_t   used;       // non-empty cells
+    uint32_t   head;       // where the next slot search starts
+    bool       has_shift;  // some cell has a pending delta
     kv_cell *  cells;      // [n_cells]
     void **    k;          // [n_layer] F16 buffers
     void **    v;
@@ -41,13 +62,34 @@ tern_status kv_cache_init(kv_cache * kv, tern_arena * arena, uint32_t n_cells, u
                           uint32_t n_embd_k, uint32_t n_embd_v);
 
 void kv_cache_clear(kv_cache * kv);
-// Pick n free cells (first fit). Returns false, changing nothing, when fewer are free.
+// Pick n free cells for a ubatch: a contiguous run at or after `head` (one
+// past the previous ubatch), else a contiguous run from cell 0, else the
+// first free cells from head on, wrapping. New tokens thus follow the ones
+// before them in cell order while there is room, so a sequence's cells keep
+// their order (what makes defragmentation exact); removals leave holes that
+// the wrap-around or kv_cache_defrag reclaims. Returns false, changing
+// nothing, when fewer than n cells are free.
 bool kv_cache_find_slots(const kv_cache * kv, uint32_t n, int32_t * out_cells);
+// Record a placement (moves head past the last cell taken).
+void kv_cache_placed(kv_cache * kv, const int32_t * cells, uint32_t n);
 // Cells [0, n_kv) the attention must cover: one past the highest used cell, padded.
 uint32_t kv_cache_n_kv(const kv_cache * kv);
 // Remove positions [p0, p1) of seq (seq < 0: all sequences; p1 < 0: to the end).
 void kv_cache_seq_rm(kv_cache * kv, tern_seq_id seq, tern_pos p0, tern_pos p1);
 tern_pos kv_cache_seq_pos_max(const kv_cache * kv, tern_seq_id seq);
+tern_pos kv_cache_seq_pos_min(const kv_cache * kv, tern_seq_id seq);  // -1 when empty
+void kv_cache_seq_cp(kv_cache * kv, tern_seq_id src, tern_seq_id dst, tern_pos p0, tern_pos p1);
+void kv_cache_seq_keep(kv_cache * kv, tern_seq_id seq);
+void kv_cache_seq_add(kv_cache * kv, tern_seq_id seq, tern_pos p0, tern_pos p1, tern_pos delta);
+void kv_cache_seq_div(kv_cache * kv, tern_seq_id seq, tern_pos p0, tern_pos p1, int d);
+// Bytes of one cell's K (V) row in a layer.
+size_t kv_cache_k_row_bytes(const kv_cache * kv);
+size_t kv_cache_v_row_bytes(const kv_cache * kv);
+// Move the used cells to the front, keeping their order (rows of every layer
+// and metadata). Returns the number of cells moved.
+uint32_t kv_cache_defrag(kv_cache * kv);
+// 1 - used / (highest used cell + 1): the share of cells below the top that hold nothing.
+float kv_cache_fragmentation(const kv_cache * kv);
 // Fill the attention mask [n_kv, n_tokens] (row t for token t): 0 where cell j
 // is visible to token t (shares a sequence, pos <= token pos), -INFINITY elsewhere.
 void kv_cache_fill_mask(const kv_cache * kv, uint32_t n_kv, uint32_t n_tokens, const tern_pos * pos,

@@ -49,6 +49,21 @@ struct forward_builder {
 
 } // namespace
 
+tern_rope_params forward_rope_params(const tern_model * m) {
+    const model_hparams * h = &m->hp;
+    tern_rope_params rp;
+    rp.n_rot = (int32_t) h->n_rot;
+    rp.mode = m->arch->rope_mode;
+    rp.n_ctx_orig = (int32_t) h->n_ctx_orig_yarn;
+    rp.freq_base = h->rope_freq_base;
+    rp.freq_scale = h->rope_freq_scale;
+    rp.ext_factor = h->rope_scaling == 2 ? 1.0f : 0.0f;
+    rp.attn_factor = 1.0f;
+    rp.beta_fast = 32.0f;
+    rp.beta_slow = 1.0f;
+    return rp;
+}
+
 tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_shape shape,
                           tern_graph_builder * gb, tern_graph * g, forward_io * io) {
     const model_hparams * h = &m->hp;
@@ -65,16 +80,7 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
     io->out_ids = fb.input(TERN_TYPE_I32, shape.n_outputs, 0, "inp_out_ids");
     if (!io->tokens || !io->pos || !io->slots || !io->mask || !io->out_ids) return TERN_ERR_NO_MEMORY;
 
-    tern_rope_params rp;
-    rp.n_rot = (int32_t) h->n_rot;
-    rp.mode = arch->rope_mode;
-    rp.n_ctx_orig = (int32_t) h->n_ctx_orig_yarn;
-    rp.freq_base = h->rope_freq_base;
-    rp.freq_scale = h->rope_freq_scale;
-    rp.ext_factor = h->rope_scaling == 2 ? 1.0f : 0.0f;
-    rp.attn_factor = 1.0f;
-    rp.beta_fast = 32.0f;
-    rp.beta_slow = 1.0f;
+    const tern_rope_params rp = forward_rope_params(m);
     tern_tensor * rope_cache = tg_rope_cache(gb, io->pos, &rp);  // [n_rot, n_tokens], shared by all layers
 
     const float kq_scale = 1.0f / sqrtf((float) h->n_embd_head_k);

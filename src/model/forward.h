@@ -40,3 +40,6 @@ int32_t forward_node_capacity(const tern_model * m);
 // and shape kind always give the same tensor ids (the planner relies on it).
 tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_shape shape,
                           tern_graph_builder * gb, tern_graph * g, forward_io * io);
+
+// The model's RoPE parameters (hyper-parameters and architecture).
+tern_rope_params forward_rope_params(const tern_model * m);

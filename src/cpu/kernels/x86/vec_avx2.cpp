@@ -3,6 +3,7 @@
 // fall back to the reference loop, element for element the same operations.
 // Compiled with the avx2 target flags: only static functions here.
 #include "cpu/kernels/vec.h"
+#include "cpu/kernels/exp_approx.h"
 
 #include <immintrin.h>
 #include <math.h>
@@ -166,16 +167,44 @@ static inline __m256 exp_approx8(__m256 x) {
     return _mm256_blendv_ps(_mm256_andnot_ps(lo, r), _mm256_set1_ps(INFINITY), hi);
 }
 
+// The sum runs over the NON-ZERO exponentials in order, 8 at a time: masked
+// cells (e^-inf = 0) and where a cell sits in the cache change nothing, so a
+// sequence attends with the same bits whatever else the cache holds and after
+// a defragmentation (kv_cache.h). Runs of 8 non-zero values take the vector
+// add directly; elsewhere they are staged in order until 8 are there.
 static float kexp_sum_f32(int64_t n, float * x, float max) {
     const __m256 vmax = _mm256_set1_ps(max);
     __m256 acc = _mm256_setzero_ps();
+    float stage[16];
+    int pending = 0;
+    auto push = [&](float e) {
+        stage[pending++] = e;
+        if (pending == 8) {
+            acc = _mm256_add_ps(acc, _mm256_loadu_ps(stage));
+            pending = 0;
+        }
+    };
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
         const __m256 e = exp_approx8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vmax));
         _mm256_storeu_ps(x + i, e);
-        acc = _mm256_add_ps(acc, e);
+        const int nz = _mm256_movemask_ps(_mm256_cmp_ps(e, _mm256_setzero_ps(), _CMP_NEQ_UQ));
+        if (nz == 0) continue;
+        if (nz == 0xFF && pending == 0) {
+            acc = _mm256_add_ps(acc, e);
+            continue;
+        }
+        for (int b = 0; b < 8; b++) {
+            if ((nz >> b) & 1) push(x[i + b]);
+        }
     }
-    return hsum256(acc) + tern_kexp_sum_f32_ref(n - i, x + i, max);
+    for (; i < n; i++) {
+        x[i] = tern_exp_approx(x[i] - max);
+        if (x[i] != 0.0f) push(x[i]);
+    }
+    float sum = hsum256(acc);
+    for (int k = 0; k < pending; k++) sum += stage[k];
+    return sum;
 }
 
 static void kswiglu_f32(int64_t n, float * y, const float * g, const float * u) {

@@ -1,0 +1,40 @@
+#include "model/forward_shift.h"
+#include "core/status.h"
+#include "model/forward.h"
+
+#include <math.h>
+
+tern_status forward_build_shift(const tern_model * m, const kv_cache * kv, uint32_t n_shift,
+                                tern_graph_builder * gb, tern_graph * g, forward_shift_io * io) {
+    const model_hparams * h = &m->hp;
+    tern_graph_builder_reset(gb);
+    g->n_nodes = 0;
+    int64_t ne1[1] = { n_shift };
+    io->cells = tg_new(gb, TERN_TYPE_I32, 1, ne1);
+    io->deltas = tg_new(gb, TERN_TYPE_I32, 1, ne1);
+    if (!io->cells || !io->deltas) return TERN_ERR_NO_MEMORY;
+    io->cells->flags |= TERN_TENSOR_INPUT;
+    io->deltas->flags |= TERN_TENSOR_INPUT;
+    tg_set_name(io->cells, "shift_cells");
+    tg_set_name(io->deltas, "shift_deltas");
+
+    tern_rope_params rp = forward_rope_params(m);
+    // The rotation by delta must not scale the key again: YaRN's magnitude
+    // factor was applied once, when the key was written.
+    if (rp.ext_factor != 0.0f) rp.attn_factor = 1.0f / (1.0f + 0.1f * logf(1.0f / rp.freq_scale));
+    tern_tensor * rope_cache = tg_rope_cache(gb, io->deltas, &rp);  // [n_rot, n_shift]
+
+    const int64_t n_embd_k = hparams_n_embd_k_gqa(h);
+    for (uint32_t il = 0; il < h->n_layer; il++) {
+        int64_t cache_ne[2] = { n_embd_k, kv->n_cells };
+        tern_tensor * kc = tg_external(gb, TERN_TYPE_F16, 2, cache_ne, kv->k[il]);
+        tern_tensor * rows = tg_get_rows(gb, kc, io->cells);  // [n_embd_k, n_shift] F32
+        int64_t head_ne[3] = { h->n_embd_head_k, h->n_head_kv, n_shift };
+        int64_t flat_ne[2] = { n_embd_k, n_shift };
+        tern_tensor * rot = tg_rope(gb, tg_reshape(gb, rows, 3, head_ne), rope_cache);
+        tern_tensor * out = tg_set_rows(gb, kc, tg_reshape(gb, rot, 2, flat_ne), io->cells);
+        if (!out) return gb->status != TERN_OK ? gb->status : TERN_ERR_NO_MEMORY;
+        TERN_TRY(tern_graph_expand(g, out));
+    }
+    return TERN_OK;
+}
