@@ -336,6 +336,37 @@ int32_t tern_kv_cache_used_cells(const tern_context * ctx);
 /* 1 - used cells / (highest used cell + 1): 0 when the used cells are packed. */
 float tern_kv_cache_fragmentation(const tern_context * ctx);
 
+/* ------------------------------------------------------------------------ */
+/* State: save and restore                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* A context's KV cells (only the used ones, keys rotated to their positions)
+ * and last logits, or one sequence's cells, as bytes (llama_state_* names).
+ * The format is versioned and carries the model's fingerprint (architecture,
+ * layers, K/V widths and types, vocabulary size) and two checksums: a state
+ * from another model, cache type or version, or a truncated or corrupted
+ * one, is refused and leaves the context exactly as it was. Loading checks
+ * everything before it changes anything, and takes no memory. A whole
+ * context replaces the cache; a sequence state replaces the cells of the
+ * destination sequence. A restored context continues with the same logits,
+ * bit for bit. docs/ARCHITECTURE.md has the byte layout.
+ * get_data/set_data return the bytes written/read, 0 on error. */
+size_t tern_state_get_size(tern_context * ctx);
+size_t tern_state_get_data(tern_context * ctx, uint8_t * dst, size_t size);
+size_t tern_state_set_data(tern_context * ctx, const uint8_t * src, size_t size);
+/* Files also carry the prompt tokens (llama_state_save_file): load returns
+ * them in tokens[capacity] with their count in *n_tokens. */
+tern_status tern_state_save_file(tern_context * ctx, const char * path, const tern_token * tokens, size_t n_tokens);
+tern_status tern_state_load_file(tern_context * ctx, const char * path, tern_token * tokens, size_t capacity,
+                                 size_t * n_tokens);
+size_t tern_state_seq_get_size(tern_context * ctx, tern_seq_id seq);
+size_t tern_state_seq_get_data(tern_context * ctx, uint8_t * dst, size_t size, tern_seq_id seq);
+size_t tern_state_seq_set_data(tern_context * ctx, const uint8_t * src, size_t size, tern_seq_id dest_seq);
+tern_status tern_state_seq_save_file(tern_context * ctx, const char * path, tern_seq_id seq,
+                                     const tern_token * tokens, size_t n_tokens);
+tern_status tern_state_seq_load_file(tern_context * ctx, const char * path, tern_seq_id dest_seq,
+                                     tern_token * tokens, size_t capacity, size_t * n_tokens);
+
 /* Bytes of a context's arena per category, for tuning memory. */
 typedef struct tern_mem_audit {
     size_t total;       /* arena size */

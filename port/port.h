@@ -33,6 +33,17 @@ tern_status port_mem_writable(void * addr, size_t size, int writable);
 tern_status port_file_read(const char * path, uint64_t offset, void * dst, uint64_t size);
 // Does a regular file exist at path?
 int port_file_exists(const char * path);
+// A file written in pieces: create (or truncate), write..., finish. finish
+// reports any failed write or close; abandon closes and removes the file.
+struct port_file_writer {
+    int  fd;
+    bool failed;
+    char path[4096];
+};
+tern_status port_file_create(const char * path, port_file_writer * w);
+tern_status port_file_write(port_file_writer * w, const void * data, size_t size);
+tern_status port_file_finish(port_file_writer * w);
+void        port_file_abandon(port_file_writer * w);
 
 // ---- threads ------------------------------------------------------------------
 struct port_thread;            // opaque, defined per platform

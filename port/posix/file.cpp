@@ -119,3 +119,45 @@ int port_file_exists(const char * path) {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
+
+tern_status port_file_create(const char * path, port_file_writer * w) {
+    memset(w, 0, sizeof(*w));
+    w->fd = -1;
+    if (strlen(path) >= sizeof(w->path)) return tern_fail(TERN_ERR_IO, "%s: path too long", path);
+    strcpy(w->path, path);
+    int fd;
+    do { fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); } while (fd < 0 && errno == EINTR);
+    if (fd < 0) return io_fail(path, "create");
+    w->fd = fd;
+    return TERN_OK;
+}
+
+tern_status port_file_write(port_file_writer * w, const void * data, size_t size) {
+    const uint8_t * p = (const uint8_t *) data;
+    while (size > 0 && !w->failed) {
+        ssize_t n = write(w->fd, p, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            w->failed = true;
+            return io_fail(w->path, "write");
+        }
+        p += n;
+        size -= (size_t) n;
+    }
+    return w->failed ? tern_fail(TERN_ERR_IO, "%s: an earlier write failed", w->path) : TERN_OK;
+}
+
+tern_status port_file_finish(port_file_writer * w) {
+    const bool failed = w->failed;
+    const int rc = w->fd >= 0 ? close(w->fd) : 0;
+    w->fd = -1;
+    if (failed) return tern_fail(TERN_ERR_IO, "%s: write failed", w->path);
+    if (rc != 0) return io_fail(w->path, "close");
+    return TERN_OK;
+}
+
+void port_file_abandon(port_file_writer * w) {
+    if (w->fd >= 0) close(w->fd);
+    w->fd = -1;
+    if (w->path[0]) unlink(w->path);
+}

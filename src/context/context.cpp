@@ -114,6 +114,7 @@ tern_status context_place(tern_context * ctx, context_placer * pl) {
     const size_t act = ctx->plan.activation_bytes > ctx->plan_shift.activation_bytes
                            ? ctx->plan.activation_bytes : ctx->plan_shift.activation_bytes;
     ctx->activations = pl->take(act, TERN_MEM_ACTIVATIONS);
+    ctx->activation_bytes = act;
     ctx->work_size = ctx->plan.work_bytes > ctx->plan_shift.work_bytes ? ctx->plan.work_bytes : ctx->plan_shift.work_bytes;
     ctx->work = ctx->work_size ? pl->take(ctx->work_size, TERN_MEM_WORK) : NULL;
     ctx->logits_rows = p->logits_all ? p->n_ctx : p->n_batch;

@@ -42,6 +42,7 @@ struct tern_context {
     tern_graph_plan     plan_shift;     // the K-shift graph's plan (worst case: every cell), same activations
     forward_shift_io    shift_io;
     void *              activations;
+    size_t              activation_bytes;  // of the larger plan (decode or K-shift)
     void *              work;
     size_t              work_size;
 

@@ -1,0 +1,511 @@
+// Context and sequence state: the KV cells a context holds (and, for a whole
+// context, its last logits), to memory or a file and back. Format (little
+// endian), version 1:
+//
+//   header, 64 bytes: u32 magic "TRNS", version, kind (1 context, 2 sequence),
+//     type_k, type_v, n_layer, n_embd_k, n_embd_v, n_vocab, arch hash
+//     (FNV-1a of general.architecture), n_tokens, n_cells, n_logit_rows,
+//     n_batch_last, payload checksum, header checksum (of the 60 bytes before)
+//   payload:
+//     tokens        i32 [n_tokens]             (the prompt, files only)
+//     cells         kind 1: {i32 pos, u64 seq_mask} [n_cells]; kind 2: i32 pos [n_cells]
+//     keys          per layer, the cells' K rows (cache type, row after row)
+//     values        per layer, the cells' V rows
+//     kind 1 only:  i32 output_row [n_batch_last], f32 logits [n_logit_rows][n_vocab]
+//
+// Only used cells are written, in cell order; pending K-shifts are applied
+// first. Loading checks everything before it changes anything: the header
+// (both checksums, the fingerprint against this context's model and cache
+// types, counts against its sizes), every cell, the exact size, and the
+// payload checksum; a file is read twice for that (verify, then apply), with
+// the context's activation buffer as staging, so no memory is taken. Whole
+// contexts restore into cells 0..n-1 in order; a sequence replaces the
+// destination sequence's cells. Attention does not depend on where cells sit
+// (kv_cache.h), so a restored context continues with the same logits, bit
+// for bit.
+#include "context/context.h"
+#include "core/status.h"
+#include "port.h"
+
+#include <string.h>
+
+namespace {
+
+const uint32_t kMagic = 0x534E5254u;  // "TRNS"
+const uint32_t kVersion = 1;
+const uint32_t kHeaderBytes = 64;
+enum { KIND_CONTEXT = 1, KIND_SEQ = 2 };
+
+enum header_field {
+    H_MAGIC, H_VERSION, H_KIND, H_TYPE_K, H_TYPE_V, H_N_LAYER, H_N_EMBD_K, H_N_EMBD_V, H_N_VOCAB, H_ARCH,
+    H_N_TOKENS, H_N_CELLS, H_N_ROWS, H_N_BATCH_LAST, H_PAYLOAD_SUM, H_HEADER_SUM, H_COUNT
+};
+static_assert(H_COUNT * 4 == kHeaderBytes, "the header is 16 u32");
+
+// FNV-1a, 32 bits, over a stream of bytes.
+struct fnv32 {
+    uint32_t h = 2166136261u;
+    void add(const void * data, size_t n) {
+        const uint8_t * p = (const uint8_t *) data;
+        uint32_t x = h;
+        for (size_t i = 0; i < n; i++) x = (x ^ p[i]) * 16777619u;
+        h = x;
+    }
+};
+
+uint32_t arch_hash(const tern_model * m) {
+    fnv32 f;
+    f.add(m->arch_name, strlen(m->arch_name));
+    return f.h;
+}
+
+struct header {
+    uint32_t v[H_COUNT];
+};
+
+// ---- what a context writes ---------------------------------------------------------
+
+struct selection {
+    int         kind;
+    tern_seq_id seq;  // kind 2
+    bool take(const kv_cell & c) const {
+        return c.seq_mask != 0 && (kind == KIND_CONTEXT || (c.seq_mask >> seq) & 1);
+    }
+};
+
+uint32_t count_cells(const tern_context * ctx, const selection & sel) {
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < ctx->kv.n_cells; i++) n += sel.take(ctx->kv.cells[i]);
+    return n;
+}
+
+uint32_t logit_rows(const tern_context * ctx) {
+    int32_t rows = 0;
+    for (int32_t i = 0; i < ctx->n_batch_last; i++) {
+        if (ctx->output_row[i] + 1 > rows) rows = ctx->output_row[i] + 1;
+    }
+    return (uint32_t) rows;
+}
+
+uint64_t payload_bytes(const tern_context * ctx, int kind, uint64_t n_tokens, uint64_t n_cells, uint64_t n_rows,
+                       uint64_t n_batch_last) {
+    const kv_cache * kv = &ctx->kv;
+    uint64_t b = n_tokens * 4 + n_cells * (kind == KIND_CONTEXT ? 12 : 4);
+    b += (uint64_t) kv->n_layer * n_cells * (kv_cache_k_row_bytes(kv) + kv_cache_v_row_bytes(kv));
+    if (kind == KIND_CONTEXT) b += n_batch_last * 4 + n_rows * ctx->model->hp.n_vocab * 4;
+    return b;
+}
+
+// Output: memory (buf, or NULL to only count and hash) or a file.
+struct sink {
+    uint8_t *          buf;
+    size_t             cap;
+    size_t             n;
+    port_file_writer * file;
+    fnv32              sum;
+    tern_status        st;
+    void put(const void * p, size_t k) {
+        if (st != TERN_OK) return;
+        sum.add(p, k);
+        if (file) st = port_file_write(file, p, k);
+        else if (buf) {
+            if (n + k > cap) { st = TERN_ERR_NO_MEMORY; return; }
+            memcpy(buf + n, p, k);
+        }
+        n += k;
+    }
+};
+
+void write_payload(const tern_context * ctx, const selection & sel, const tern_token * tokens, uint32_t n_tokens,
+                   sink * s) {
+    const kv_cache * kv = &ctx->kv;
+    for (uint32_t i = 0; i < n_tokens; i++) s->put(&tokens[i], 4);
+    for (uint32_t i = 0; i < kv->n_cells; i++) {
+        const kv_cell & c = kv->cells[i];
+        if (!sel.take(c)) continue;
+        s->put(&c.pos, 4);
+        if (sel.kind == KIND_CONTEXT) s->put(&c.seq_mask, 8);
+    }
+    const size_t kb = kv_cache_k_row_bytes(kv), vb = kv_cache_v_row_bytes(kv);
+    for (int part = 0; part < 2; part++) {
+        for (uint32_t il = 0; il < kv->n_layer; il++) {
+            const uint8_t * base = (const uint8_t *) (part == 0 ? kv->k[il] : kv->v[il]);
+            const size_t rb = part == 0 ? kb : vb;
+            for (uint32_t i = 0; i < kv->n_cells; i++) {
+                if (sel.take(kv->cells[i])) s->put(base + (size_t) i * rb, rb);
+            }
+        }
+    }
+    if (sel.kind == KIND_CONTEXT) {
+        for (int32_t i = 0; i < ctx->n_batch_last; i++) s->put(&ctx->output_row[i], 4);
+        s->put(ctx->logits, (size_t) logit_rows(ctx) * ctx->model->hp.n_vocab * sizeof(float));
+    }
+}
+
+header make_header(const tern_context * ctx, const selection & sel, uint32_t n_tokens, uint32_t payload_sum) {
+    const kv_cache * kv = &ctx->kv;
+    header h;
+    memset(&h, 0, sizeof(h));
+    h.v[H_MAGIC] = kMagic;
+    h.v[H_VERSION] = kVersion;
+    h.v[H_KIND] = (uint32_t) sel.kind;
+    h.v[H_TYPE_K] = TERN_TYPE_F16;
+    h.v[H_TYPE_V] = TERN_TYPE_F16;
+    h.v[H_N_LAYER] = kv->n_layer;
+    h.v[H_N_EMBD_K] = kv->n_embd_k;
+    h.v[H_N_EMBD_V] = kv->n_embd_v;
+    h.v[H_N_VOCAB] = ctx->model->hp.n_vocab;
+    h.v[H_ARCH] = arch_hash(ctx->model);
+    h.v[H_N_TOKENS] = n_tokens;
+    h.v[H_N_CELLS] = count_cells(ctx, sel);
+    h.v[H_N_ROWS] = sel.kind == KIND_CONTEXT ? logit_rows(ctx) : 0;
+    h.v[H_N_BATCH_LAST] = sel.kind == KIND_CONTEXT ? (uint32_t) ctx->n_batch_last : 0;
+    h.v[H_PAYLOAD_SUM] = payload_sum;
+    fnv32 f;
+    f.add(h.v, 60);
+    h.v[H_HEADER_SUM] = f.h;
+    return h;
+}
+
+// The header and payload of a context (or sequence) into a sink; `file`
+// needs the checksum first, so it runs the payload twice (hash, then write).
+tern_status save(const tern_context * ctx, const selection & sel, const tern_token * tokens, uint32_t n_tokens,
+                 sink * out) {
+    sink measure = {};
+    measure.st = TERN_OK;
+    write_payload(ctx, sel, tokens, n_tokens, &measure);
+    const header h = make_header(ctx, sel, n_tokens, measure.sum.h);
+    out->put(h.v, kHeaderBytes);
+    write_payload(ctx, sel, tokens, n_tokens, out);
+    return out->st;
+}
+
+// ---- reading ---------------------------------------------------------------------------
+
+struct source {
+    const uint8_t * mem;    // memory source, or NULL for a file
+    const char *    path;
+    uint64_t        size;
+    uint64_t        at;
+    fnv32           sum;
+    // Read k bytes to dst (never past size: the size was checked first).
+    tern_status get(void * dst, size_t k) {
+        if (at + k > size) return tern_fail(TERN_ERR_FORMAT, "state: truncated at byte %llu", (unsigned long long) at);
+        if (mem) memcpy(dst, mem + at, k);
+        else TERN_TRY(port_file_read(path, at, dst, k));
+        sum.add(dst, k);
+        at += k;
+        return TERN_OK;
+    }
+};
+
+tern_status bad(const char * what) { return tern_fail(TERN_ERR_FORMAT, "state: %s", what); }
+
+// Header checks: integrity, version, kind, fingerprint against this context, counts against its sizes.
+tern_status check_header(const tern_context * ctx, const header & h, int kind, uint64_t size, uint32_t max_tokens) {
+    fnv32 f;
+    f.add(h.v, 60);
+    if (h.v[H_MAGIC] != kMagic) return bad("not a Tern state (bad magic)");
+    if (h.v[H_HEADER_SUM] != f.h) return bad("header checksum mismatch (corrupted)");
+    if (h.v[H_VERSION] != kVersion) {
+        return tern_fail(TERN_ERR_UNSUPPORTED, "state: version %u (this build reads %u)", h.v[H_VERSION], kVersion);
+    }
+    if (h.v[H_KIND] != (uint32_t) kind) {
+        return bad(kind == KIND_CONTEXT ? "a sequence state, not a context state" : "a context state, not a sequence state");
+    }
+    const kv_cache * kv = &ctx->kv;
+    if (h.v[H_ARCH] != arch_hash(ctx->model) || h.v[H_N_LAYER] != kv->n_layer || h.v[H_N_EMBD_K] != kv->n_embd_k ||
+        h.v[H_N_EMBD_V] != kv->n_embd_v || h.v[H_N_VOCAB] != ctx->model->hp.n_vocab) {
+        return tern_fail(TERN_ERR_INVALID_ARG, "state: saved from another model (%u layers, K/V widths %u/%u, %u tokens "
+                         "of vocabulary; this one: %u, %u/%u, %u)", h.v[H_N_LAYER], h.v[H_N_EMBD_K], h.v[H_N_EMBD_V],
+                         h.v[H_N_VOCAB], kv->n_layer, kv->n_embd_k, kv->n_embd_v, ctx->model->hp.n_vocab);
+    }
+    if (h.v[H_TYPE_K] != TERN_TYPE_F16 || h.v[H_TYPE_V] != TERN_TYPE_F16) {
+        return tern_fail(TERN_ERR_INVALID_ARG, "state: K/V types %s/%s, this context's are F16/F16",
+                         tern_type_name((tern_type) h.v[H_TYPE_K]), tern_type_name((tern_type) h.v[H_TYPE_V]));
+    }
+    if (h.v[H_N_CELLS] > kv->n_cells) {
+        return tern_fail(TERN_ERR_CONTEXT_FULL, "state: %u cells, the context has %u", h.v[H_N_CELLS], kv->n_cells);
+    }
+    if (h.v[H_N_TOKENS] > max_tokens) {
+        return tern_fail(TERN_ERR_NO_MEMORY, "state: %u prompt tokens, room for %u", h.v[H_N_TOKENS], max_tokens);
+    }
+    if (h.v[H_N_ROWS] > ctx->logits_rows || h.v[H_N_BATCH_LAST] > ctx->params.n_ctx ||
+        (kind == KIND_SEQ && (h.v[H_N_ROWS] || h.v[H_N_BATCH_LAST]))) {
+        return bad("logits rows or last batch larger than this context keeps");
+    }
+    const uint64_t want = kHeaderBytes + payload_bytes(ctx, kind, h.v[H_N_TOKENS], h.v[H_N_CELLS], h.v[H_N_ROWS],
+                                                      h.v[H_N_BATCH_LAST]);
+    if (size != want) {
+        return tern_fail(TERN_ERR_FORMAT, "state: %llu bytes, the header describes %llu (truncated or extended)",
+                         (unsigned long long) size, (unsigned long long) want);
+    }
+    return TERN_OK;
+}
+
+// One pass over the payload. verify: every value checked, bytes only hashed
+// (through `staging`); apply: cells, rows and logits go to their places.
+// `slots` gives the destination cell of each saved cell.
+tern_status walk(tern_context * ctx, const header & h, source * src, bool apply, const int32_t * slots,
+                 tern_seq_id dest, tern_token * tokens, uint8_t * staging, size_t staging_size) {
+    kv_cache * kv = &ctx->kv;
+    const int kind = (int) h.v[H_KIND];
+    const uint32_t n_cells = h.v[H_N_CELLS];
+    // Bytes to a destination (apply) or through the staging buffer (verify).
+    auto bytes = [&](void * dst, size_t k) -> tern_status {
+        if (apply) return src->get(dst, k);
+        while (k > 0) {
+            const size_t c = k < staging_size ? k : staging_size;
+            TERN_TRY(src->get(staging, c));
+            k -= c;
+        }
+        return TERN_OK;
+    };
+    for (uint32_t i = 0; i < h.v[H_N_TOKENS]; i++) {
+        tern_token t;
+        TERN_TRY(src->get(&t, 4));
+        if (t < 0 || (uint32_t) t >= ctx->model->hp.n_vocab) return bad("a prompt token outside the vocabulary");
+        if (apply && tokens) tokens[i] = t;
+    }
+    tern_pos last = -1;
+    for (uint32_t i = 0; i < n_cells; i++) {
+        tern_pos pos;
+        uint64_t mask = (uint64_t) 1 << dest;
+        TERN_TRY(src->get(&pos, 4));
+        if (kind == KIND_CONTEXT) TERN_TRY(src->get(&mask, 8));
+        const uint64_t allowed = ctx->params.n_seq_max >= 64 ? ~(uint64_t) 0 : (((uint64_t) 1 << ctx->params.n_seq_max) - 1);
+        if (pos < 0 || pos > INT32_MAX - 1 || mask == 0 || (mask & ~allowed)) {
+            return bad("a cell with a bad position or sequence set");
+        }
+        if (kind == KIND_SEQ && pos <= last) return bad("sequence positions not increasing");
+        last = pos;
+        if (apply) {
+            kv_cell & c = kv->cells[slots[i]];
+            c.pos = pos;
+            c.delta = 0;
+            c.seq_mask = mask;
+        }
+    }
+    const size_t kb = kv_cache_k_row_bytes(kv), vb = kv_cache_v_row_bytes(kv);
+    for (int part = 0; part < 2; part++) {
+        for (uint32_t il = 0; il < kv->n_layer; il++) {
+            uint8_t * base = (uint8_t *) (part == 0 ? kv->k[il] : kv->v[il]);
+            const size_t rb = part == 0 ? kb : vb;
+            for (uint32_t i = 0; i < n_cells; i++) {
+                TERN_TRY(bytes(apply ? base + (size_t) slots[i] * rb : NULL, rb));
+            }
+        }
+    }
+    if (kind == KIND_CONTEXT) {
+        for (uint32_t i = 0; i < h.v[H_N_BATCH_LAST]; i++) {
+            int32_t row;
+            TERN_TRY(src->get(&row, 4));
+            if (row < -1 || row >= (int32_t) h.v[H_N_ROWS]) return bad("a logits row outside the saved rows");
+            if (apply) ctx->output_row[i] = row;
+        }
+        TERN_TRY(bytes(apply ? ctx->logits : NULL, (size_t) h.v[H_N_ROWS] * ctx->model->hp.n_vocab * sizeof(float)));
+        if (apply) ctx->n_batch_last = (int32_t) h.v[H_N_BATCH_LAST];
+    }
+    if (src->sum.h != h.v[H_PAYLOAD_SUM]) return bad("payload checksum mismatch (corrupted)");
+    return TERN_OK;
+}
+
+// Load a state from a source: verify all of it, then apply it.
+tern_status load(tern_context * ctx, int kind, tern_seq_id dest, source * src, tern_token * tokens, uint32_t max_tokens,
+                 uint32_t * n_tokens_out) {
+    if (src->size < kHeaderBytes) return bad("shorter than its header");
+    header h;
+    src->at = 0;
+    TERN_TRY(src->get(h.v, kHeaderBytes));
+    TERN_TRY(check_header(ctx, h, kind, src->size, tokens ? max_tokens : 0));
+    kv_cache * kv = &ctx->kv;
+    const uint32_t n_cells = h.v[H_N_CELLS];
+    // Destination cells: a context fills 0..n-1; a sequence takes free cells
+    // (its own old cells count as free: they are replaced).
+    int32_t * slots = ctx->changed_cells;  // [n_ctx], free outside a decode
+    if (kind == KIND_CONTEXT) {
+        for (uint32_t i = 0; i < n_cells; i++) slots[i] = (int32_t) i;
+    } else {
+        const uint64_t bit = (uint64_t) 1 << dest;
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < kv->n_cells && k < n_cells; i++) {
+            if (kv->cells[i].seq_mask == 0 || kv->cells[i].seq_mask == bit) slots[k++] = (int32_t) i;
+        }
+        if (k < n_cells) {
+            return tern_fail(TERN_ERR_CONTEXT_FULL, "state: %u cells for sequence %d, %u free", n_cells, dest, k);
+        }
+    }
+    uint8_t * staging = (uint8_t *) ctx->activations;
+    const size_t staging_size = ctx->activation_bytes;
+    src->sum = fnv32();
+    TERN_TRY(walk(ctx, h, src, false, slots, dest, NULL, staging, staging_size));
+    // Verified: now change the context.
+    if (kind == KIND_CONTEXT) {
+        kv_cache_clear(kv);
+    } else {
+        kv_cache_seq_rm(kv, dest, -1, -1);
+    }
+    src->at = kHeaderBytes;
+    src->sum = fnv32();
+    tern_status st = walk(ctx, h, src, true, slots, dest, tokens, staging, staging_size);
+    if (st != TERN_OK) {
+        // Only a file changed between the two passes gets here.
+        kv_cache_clear(kv);
+        return tern_fail(st, "state: the file changed while it was loaded; the KV cache was cleared");
+    }
+    kv->used += n_cells;
+    kv->head = slots[n_cells ? n_cells - 1 : 0] + (n_cells ? 1 : 0);
+    if (kind == KIND_CONTEXT) kv->head = n_cells;
+    ctx->built.n_tokens = 0;
+    if (n_tokens_out) *n_tokens_out = h.v[H_N_TOKENS];
+    return TERN_OK;
+}
+
+// Entering: the guard, and for saving the pool too (pending K-shifts are applied first).
+struct guard {
+    tern_context * ctx;
+    bool           pool;
+    tern_status    st;
+    guard(tern_context * c, bool need_pool, const char * what) : ctx(c), pool(false), st(TERN_OK) {
+        if (!c) { st = tern_fail(TERN_ERR_INVALID_ARG, "%s: context is NULL", what); return; }
+        if (!context_enter(c)) {
+            st = tern_fail(TERN_ERR_BUSY, "%s: context is in use by another thread", what);
+            ctx = NULL;
+            return;
+        }
+        if (need_pool) {
+            if (!tern_threadpool_acquire(c->pool)) {
+                st = tern_fail(TERN_ERR_BUSY, "%s: threadpool is running another decode", what);
+                return;
+            }
+            pool = true;
+            st = context_kv_update(c);
+        }
+    }
+    ~guard() {
+        if (pool) tern_threadpool_release(ctx->pool);
+        if (ctx) context_leave(ctx);
+    }
+};
+
+bool seq_ok(const tern_context * ctx, tern_seq_id seq) {
+    if (seq >= 0 && (uint32_t) seq < ctx->params.n_seq_max) return true;
+    tern_fail(TERN_ERR_INVALID_ARG, "state: sequence id %d outside [0, %u)", seq, ctx->params.n_seq_max);
+    return false;
+}
+
+size_t get_size(tern_context * ctx, const selection & sel) {
+    const int32_t rows = sel.kind == KIND_CONTEXT ? (int32_t) logit_rows(ctx) : 0;
+    return kHeaderBytes + (size_t) payload_bytes(ctx, sel.kind, 0, count_cells(ctx, sel), (uint64_t) rows,
+                                                 sel.kind == KIND_CONTEXT ? (uint64_t) ctx->n_batch_last : 0);
+}
+
+size_t get_data(tern_context * ctx, const selection & sel, uint8_t * dst, size_t size) {
+    guard g(ctx, true, "state_get_data");
+    if (g.st != TERN_OK) return 0;
+    if (!dst) { tern_fail(TERN_ERR_INVALID_ARG, "state_get_data: dst is NULL"); return 0; }
+    sink s = {};
+    s.buf = dst;
+    s.cap = size;
+    s.st = TERN_OK;
+    if (save(ctx, sel, NULL, 0, &s) != TERN_OK) {
+        tern_fail(TERN_ERR_NO_MEMORY, "state_get_data: %zu bytes given, %zu needed", size, get_size(ctx, sel));
+        return 0;
+    }
+    return s.n;
+}
+
+size_t set_data(tern_context * ctx, int kind, tern_seq_id dest, const uint8_t * src, size_t size) {
+    guard g(ctx, false, "state_set_data");
+    if (g.st != TERN_OK) return 0;
+    if (!src) { tern_fail(TERN_ERR_INVALID_ARG, "state_set_data: src is NULL"); return 0; }
+    source s = {};
+    s.mem = src;
+    s.size = size;
+    return load(ctx, kind, dest, &s, NULL, 0, NULL) == TERN_OK ? size : 0;
+}
+
+tern_status save_file(tern_context * ctx, const selection & sel, const char * path, const tern_token * tokens,
+                      size_t n_tokens) {
+    guard g(ctx, true, "state_save_file");
+    if (g.st != TERN_OK) return g.st;
+    if (!path || (!tokens && n_tokens > 0) || n_tokens > INT32_MAX) {
+        return tern_fail(TERN_ERR_INVALID_ARG, "state_save_file: bad arguments");
+    }
+    port_file_writer w;
+    TERN_TRY(port_file_create(path, &w));
+    sink s = {};
+    s.file = &w;
+    s.st = TERN_OK;
+    tern_status st = save(ctx, sel, tokens, (uint32_t) n_tokens, &s);
+    tern_status fin = port_file_finish(&w);
+    if (st == TERN_OK) st = fin;
+    if (st != TERN_OK) port_file_abandon(&w);
+    return st;
+}
+
+tern_status load_file(tern_context * ctx, int kind, tern_seq_id dest, const char * path, tern_token * tokens,
+                      size_t capacity, size_t * n_out) {
+    guard g(ctx, false, "state_load_file");
+    if (g.st != TERN_OK) return g.st;
+    if (!path) return tern_fail(TERN_ERR_INVALID_ARG, "state_load_file: path is NULL");
+    source s = {};
+    s.path = path;
+    TERN_TRY(port_file_size(path, &s.size));
+    uint32_t n = 0;
+    const uint32_t cap = capacity > INT32_MAX ? INT32_MAX : (uint32_t) capacity;
+    tern_status st = load(ctx, kind, dest, &s, tokens, cap, &n);
+    if (st != TERN_OK) tern_error_prefix("%s: ", path);
+    if (st == TERN_OK && n_out) *n_out = n;
+    return st;
+}
+
+}  // namespace
+
+extern "C" size_t tern_state_get_size(tern_context * ctx) {
+    return ctx ? get_size(ctx, selection{KIND_CONTEXT, 0}) : 0;
+}
+
+extern "C" size_t tern_state_get_data(tern_context * ctx, uint8_t * dst, size_t size) {
+    return get_data(ctx, selection{KIND_CONTEXT, 0}, dst, size);
+}
+
+extern "C" size_t tern_state_set_data(tern_context * ctx, const uint8_t * src, size_t size) {
+    return set_data(ctx, KIND_CONTEXT, 0, src, size);
+}
+
+extern "C" tern_status tern_state_save_file(tern_context * ctx, const char * path, const tern_token * tokens,
+                                            size_t n_tokens) {
+    return save_file(ctx, selection{KIND_CONTEXT, 0}, path, tokens, n_tokens);
+}
+
+extern "C" tern_status tern_state_load_file(tern_context * ctx, const char * path, tern_token * tokens,
+                                            size_t capacity, size_t * n_tokens) {
+    return load_file(ctx, KIND_CONTEXT, 0, path, tokens, capacity, n_tokens);
+}
+
+extern "C" size_t tern_state_seq_get_size(tern_context * ctx, tern_seq_id seq) {
+    return ctx && seq_ok(ctx, seq) ? get_size(ctx, selection{KIND_SEQ, seq}) : 0;
+}
+
+extern "C" size_t tern_state_seq_get_data(tern_context * ctx, uint8_t * dst, size_t size, tern_seq_id seq) {
+    return ctx && seq_ok(ctx, seq) ? get_data(ctx, selection{KIND_SEQ, seq}, dst, size) : 0;
+}
+
+extern "C" size_t tern_state_seq_set_data(tern_context * ctx, const uint8_t * src, size_t size, tern_seq_id dest) {
+    return ctx && seq_ok(ctx, dest) ? set_data(ctx, KIND_SEQ, dest, src, size) : 0;
+}
+
+extern "C" tern_status tern_state_seq_save_file(tern_context * ctx, const char * path, tern_seq_id seq,
+                                                const tern_token * tokens, size_t n_tokens) {
+    if (!ctx) return tern_fail(TERN_ERR_INVALID_ARG, "state_seq_save_file: context is NULL");
+    if (!seq_ok(ctx, seq)) return TERN_ERR_INVALID_ARG;
+    return save_file(ctx, selection{KIND_SEQ, seq}, path, tokens, n_tokens);
+}
+
+extern "C" tern_status tern_state_seq_load_file(tern_context * ctx, const char * path, tern_seq_id dest,
+                                                tern_token * tokens, size_t capacity, size_t * n_tokens) {
+    if (!ctx) return tern_fail(TERN_ERR_INVALID_ARG, "state_seq_load_file: context is NULL");
+    if (!seq_ok(ctx, dest)) return TERN_ERR_INVALID_ARG;
+    return load_file(ctx, KIND_SEQ, dest, path, tokens, capacity, n_tokens);
+}
