@@ -260,6 +260,8 @@ typedef struct tern_context_params {
     tern_abort_callback abort_callback;
     void *   abort_callback_data;
     float    defrag_thold;  /* compact the KV cache before a decode when its fragmentation exceeds this (<= 0: off) */
+    tern_type type_k;       /* KV cache key type: TERN_TYPE_F16 (default), F32, Q8_0, Q4_0 */
+    tern_type type_v;       /* value type: the same choices */
 } tern_context_params;
 
 tern_context_params tern_context_default_params(void);

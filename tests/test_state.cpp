@@ -24,8 +24,9 @@ tern_model * load(const char * name) {
     return m;
 }
 
-tern_context * make_ctx(tern_model * m, uint32_t n_seq = 2) {
+tern_context * make_ctx(tern_model * m, uint32_t n_seq = 2, tern_type type_k = TERN_TYPE_F16) {
     tern_context_params cp = tern_context_default_params();
+    cp.type_k = type_k;
     cp.n_ctx = 96;
     cp.n_batch = 32;
     cp.n_seq_max = n_seq;
@@ -180,6 +181,20 @@ void test_refusals(tern_model * m, tern_model * other, const char * name) {
             feed(o, other, {1, 2, 3}, 0, 0);
             expect_refused(state_of(o), "another model's state", 0);
             tern_context_free(o);
+        }
+    }
+    {   // A cache of another K type cannot take it (nor give one to this context).
+        tern_context * qk = make_ctx(m, 2, TERN_TYPE_Q8_0);
+        if (qk) {
+            feed(qk, m, {1, 2}, 0, 0);
+            const std::vector<uint8_t> q_before = state_of(qk);
+            cases++;
+            const bool ok = tern_state_set_data(qk, good.data(), good.size()) == 0 && state_of(qk) == q_before &&
+                            strstr(tern_last_error(), "K/V types") != NULL;
+            CHECK_MSG(ok, "%s: an F16 state was accepted by a Q8_0 cache: %s", name, tern_last_error());
+            refused += ok;
+            expect_refused(q_before, "a Q8_0-K state", 0);
+            tern_context_free(qk);
         }
     }
     printf("%s: %d of %d bad states refused, the context unchanged\n", name, refused, cases);

@@ -1,6 +1,7 @@
 // Context creation: everything a context will ever use, sized and placed once.
 #include "context/context.h"
 #include "core/status.h"
+#include "tensor/types.h"
 #include "cpu/compute.h"
 #include "port.h"
 
@@ -13,6 +14,8 @@ extern "C" tern_context_params tern_context_default_params(void) {
     p.n_batch = 512;
     p.n_seq_max = 1;
     p.n_threads = 4;
+    p.type_k = TERN_TYPE_F16;
+    p.type_v = TERN_TYPE_F16;
     return p;
 }
 
@@ -35,6 +38,23 @@ tern_status context_resolve_params(const tern_model * m, const tern_context_para
                          TERN_MAX_THREADS);
     }
     if (out->n_threads == 0) out->n_threads = 1;
+    // KV cache types: F16, F32, Q8_0, Q4_0 (when compiled in); quantized rows
+    // are whole blocks of 32.
+    const tern_type kv_types[2] = { out->type_k, out->type_v };
+    const uint32_t widths[2] = { hparams_n_embd_k_gqa(&m->hp), hparams_n_embd_v_gqa(&m->hp) };
+    for (int i = 0; i < 2; i++) {
+        const tern_type t = kv_types[i];
+        const bool known = t == TERN_TYPE_F16 || t == TERN_TYPE_F32 || t == TERN_TYPE_Q8_0 || t == TERN_TYPE_Q4_0;
+        const tern_type_traits * tr = known ? tern_type_traits_get(t) : NULL;
+        if (!tr || !tr->from_float || !tr->to_float) {
+            return tern_fail(TERN_ERR_INVALID_ARG, "type_%c %d: the KV cache holds F16, F32, Q8_0 or Q4_0 (compiled in)",
+                             i ? 'v' : 'k', (int) t);
+        }
+        if (widths[i] % tr->blck_size != 0) {
+            return tern_fail(TERN_ERR_INVALID_ARG, "type_%c %s: K/V rows of %u values are not whole blocks of %lld",
+                             i ? 'v' : 'k', tr->name, widths[i], (long long) tr->blck_size);
+        }
+    }
     if (out->pool) out->n_threads = tern_threadpool_n_threads(out->pool);
     return TERN_OK;
 }
@@ -86,15 +106,17 @@ tern_status context_place(tern_context * ctx, context_placer * pl) {
         kv->n_layer = h->n_layer;
         kv->n_embd_k = hparams_n_embd_k_gqa(h);
         kv->n_embd_v = hparams_n_embd_v_gqa(h);
+        kv->type_k = p->type_k;
+        kv->type_v = p->type_v;
         kv->k = (void **) arena_calloc(pl->arena, sizeof(void *) * h->n_layer, TERN_MEM_KV);
         kv->v = (void **) arena_calloc(pl->arena, sizeof(void *) * h->n_layer, TERN_MEM_KV);
         if (!kv->k || !kv->v) return TERN_ERR_NO_MEMORY;
         for (uint32_t il = 0; il < h->n_layer; il++) kv->k[il] = kv->v[il] = (void *) pl->arena;  // placeholders
-        pl->counted += kv_cache_mem_size(p->n_ctx, h->n_layer, kv->n_embd_k, kv->n_embd_v) -
+        pl->counted += kv_cache_mem_size(p->n_ctx, h->n_layer, kv->n_embd_k, kv->n_embd_v, p->type_k, p->type_v) -
                        2 * arena_padded(sizeof(void *) * h->n_layer);
     } else {
         TERN_TRY(kv_cache_init(&ctx->kv, pl->arena, p->n_ctx, h->n_layer, hparams_n_embd_k_gqa(h),
-                               hparams_n_embd_v_gqa(h)));
+                               hparams_n_embd_v_gqa(h), p->type_k, p->type_v));
     }
 
     // Graph tables, then the worst-case graph and its plan.

@@ -149,8 +149,8 @@ header make_header(const tern_context * ctx, const selection & sel, uint32_t n_t
     h.v[H_MAGIC] = kMagic;
     h.v[H_VERSION] = kVersion;
     h.v[H_KIND] = (uint32_t) sel.kind;
-    h.v[H_TYPE_K] = TERN_TYPE_F16;
-    h.v[H_TYPE_V] = TERN_TYPE_F16;
+    h.v[H_TYPE_K] = (uint32_t) kv->type_k;
+    h.v[H_TYPE_V] = (uint32_t) kv->type_v;
     h.v[H_N_LAYER] = kv->n_layer;
     h.v[H_N_EMBD_K] = kv->n_embd_k;
     h.v[H_N_EMBD_V] = kv->n_embd_v;
@@ -220,9 +220,10 @@ tern_status check_header(const tern_context * ctx, const header & h, int kind, u
                          "of vocabulary; this one: %u, %u/%u, %u)", h.v[H_N_LAYER], h.v[H_N_EMBD_K], h.v[H_N_EMBD_V],
                          h.v[H_N_VOCAB], kv->n_layer, kv->n_embd_k, kv->n_embd_v, ctx->model->hp.n_vocab);
     }
-    if (h.v[H_TYPE_K] != TERN_TYPE_F16 || h.v[H_TYPE_V] != TERN_TYPE_F16) {
-        return tern_fail(TERN_ERR_INVALID_ARG, "state: K/V types %s/%s, this context's are F16/F16",
-                         tern_type_name((tern_type) h.v[H_TYPE_K]), tern_type_name((tern_type) h.v[H_TYPE_V]));
+    if (h.v[H_TYPE_K] != (uint32_t) kv->type_k || h.v[H_TYPE_V] != (uint32_t) kv->type_v) {
+        return tern_fail(TERN_ERR_INVALID_ARG, "state: K/V types %s/%s, this context's are %s/%s",
+                         tern_type_name((tern_type) h.v[H_TYPE_K]), tern_type_name((tern_type) h.v[H_TYPE_V]),
+                         tern_type_name(kv->type_k), tern_type_name(kv->type_v));
     }
     if (h.v[H_N_CELLS] > kv->n_cells) {
         return tern_fail(TERN_ERR_CONTEXT_FULL, "state: %u cells, the context has %u", h.v[H_N_CELLS], kv->n_cells);

@@ -325,16 +325,42 @@ tern_tensor * tg_set_rows(tern_graph_builder * gb, tern_tensor * dst, tern_tenso
 
 tern_tensor * tg_attn(tern_graph_builder * gb, tern_tensor * q, tern_tensor * k, tern_tensor * v, tern_tensor * mask, float scale) {
     if (!q || !k || !v) return NULL;
-    bool kv_types = (k->type == TERN_TYPE_F16 || k->type == TERN_TYPE_F32) && (v->type == TERN_TYPE_F16 || v->type == TERN_TYPE_F32) &&
-                    k->nb[0] == tern_type_traits_get(k->type)->type_size && v->nb[0] == tern_type_traits_get(v->type)->type_size;
-    bool ok = kv_types && f32_rows(q) && q->ne[3] == 1 && k->ne[3] == 1 && v->ne[3] == 1 && q->ne[0] == k->ne[0] &&
-              k->ne[1] > 0 && q->ne[1] % k->ne[1] == 0 && v->ne[1] == k->ne[1] && v->ne[2] == k->ne[2];
-    if (ok && mask) ok = f32_rows(mask) && mask->ne[0] >= k->ne[2] && mask->ne[1] >= q->ne[2];
+    // K and V: F16/F32 views [hd, n_head_kv, n_kv], or a quantized (Q8_0/Q4_0)
+    // cache as 2-D [n_embd_gqa, n_kv] (head slices need not be whole blocks).
+    auto quantized = [](const tern_tensor * t) { return t->type == TERN_TYPE_Q8_0 || t->type == TERN_TYPE_Q4_0; };
+    auto float_view = [](const tern_tensor * t) {
+        return (t->type == TERN_TYPE_F16 || t->type == TERN_TYPE_F32) && t->nb[0] == tern_type_traits_get(t->type)->type_size;
+    };
+    const int64_t hd = q->ne[0];
+    bool ok = f32_rows(q) && q->ne[3] == 1 && hd > 0;
+    int64_t n_head_kv = 0, n_kv = 0, hd_v = 0;
+    if (ok && quantized(k)) {
+        ok = k->n_dims == 2 && k->ne[0] % hd == 0;
+        n_head_kv = ok ? k->ne[0] / hd : 0;
+        n_kv = k->ne[1];
+    } else if (ok && float_view(k)) {
+        ok = k->ne[3] == 1 && k->ne[0] == hd;
+        n_head_kv = k->ne[1];
+        n_kv = k->ne[2];
+    } else {
+        ok = false;
+    }
+    if (ok && quantized(v)) {
+        ok = v->n_dims == 2 && n_head_kv > 0 && v->ne[0] % n_head_kv == 0 && v->ne[1] == n_kv;
+        hd_v = ok ? v->ne[0] / n_head_kv : 0;
+    } else if (ok && float_view(v)) {
+        ok = v->ne[3] == 1 && v->ne[1] == n_head_kv && v->ne[2] == n_kv;
+        hd_v = v->ne[0];
+    } else {
+        ok = false;
+    }
+    ok = ok && n_head_kv > 0 && q->ne[1] % n_head_kv == 0;
+    if (ok && mask) ok = f32_rows(mask) && mask->ne[0] >= n_kv && mask->ne[1] >= q->ne[2];
     if (!ok) {
         return builder_error(gb, TERN_ERR_SHAPE, "attn", "q " SHAPE_FMT ", k " SHAPE_FMT " (type %d), v " SHAPE_FMT " (type %d), mask " SHAPE_FMT,
                              SHAPE_ARGS(q), SHAPE_ARGS(k), (int) k->type, SHAPE_ARGS(v), (int) v->type, SHAPE_ARGS(mask ? mask : q));
     }
-    int64_t ne[2] = { v->ne[0] * q->ne[1], q->ne[2] };
+    int64_t ne[2] = { hd_v * q->ne[1], q->ne[2] };
     tern_tensor * t = new_op(gb, TERN_OP_ATTN, "attn", TERN_TYPE_F32, 2, ne, q, k, v, mask);
     if (t) set_param_f32(t, 0, scale);
     return t;

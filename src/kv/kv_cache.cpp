@@ -1,34 +1,38 @@
 #include "kv/kv_cache.h"
 #include "core/fp16.h"
 #include "core/status.h"
+#include "tensor/types.h"
 
 #include <math.h>
 #include <string.h>
 
-static size_t kv_layer_bytes(uint32_t n_cells, uint32_t n_embd) {
-    return arena_padded((size_t) n_cells * n_embd * sizeof(tern_fp16));
+static size_t kv_layer_bytes(uint32_t n_cells, uint32_t n_embd, tern_type type) {
+    return arena_padded((size_t) n_cells * tern_row_size(type, n_embd));
 }
 
-size_t kv_cache_mem_size(uint32_t n_cells, uint32_t n_layer, uint32_t n_embd_k, uint32_t n_embd_v) {
+size_t kv_cache_mem_size(uint32_t n_cells, uint32_t n_layer, uint32_t n_embd_k, uint32_t n_embd_v, tern_type type_k,
+                         tern_type type_v) {
     return arena_padded(sizeof(kv_cell) * n_cells) + 2 * arena_padded(sizeof(void *) * n_layer) +
-           n_layer * (kv_layer_bytes(n_cells, n_embd_k) + kv_layer_bytes(n_cells, n_embd_v));
+           n_layer * (kv_layer_bytes(n_cells, n_embd_k, type_k) + kv_layer_bytes(n_cells, n_embd_v, type_v));
 }
 
 tern_status kv_cache_init(kv_cache * kv, tern_arena * arena, uint32_t n_cells, uint32_t n_layer,
-                          uint32_t n_embd_k, uint32_t n_embd_v) {
+                          uint32_t n_embd_k, uint32_t n_embd_v, tern_type type_k, tern_type type_v) {
     memset(kv, 0, sizeof(*kv));
     kv->n_cells = n_cells;
     kv->n_layer = n_layer;
     kv->n_embd_k = n_embd_k;
     kv->n_embd_v = n_embd_v;
+    kv->type_k = type_k;
+    kv->type_v = type_v;
     kv->cells = (kv_cell *) arena_alloc(arena, sizeof(kv_cell) * n_cells, TERN_MEM_KV);
     kv->k = (void **) arena_alloc(arena, sizeof(void *) * n_layer, TERN_MEM_KV);
     kv->v = (void **) arena_alloc(arena, sizeof(void *) * n_layer, TERN_MEM_KV);
     if (!kv->cells || !kv->k || !kv->v) return TERN_ERR_NO_MEMORY;
     for (uint32_t il = 0; il < n_layer; il++) {
         // Zeroed so that cells never written hold finite values (they are masked, but 0 * NaN is NaN).
-        kv->k[il] = arena_calloc(arena, (size_t) n_cells * n_embd_k * sizeof(tern_fp16), TERN_MEM_KV);
-        kv->v[il] = arena_calloc(arena, (size_t) n_cells * n_embd_v * sizeof(tern_fp16), TERN_MEM_KV);
+        kv->k[il] = arena_calloc(arena, (size_t) n_cells * kv_cache_k_row_bytes(kv), TERN_MEM_KV);
+        kv->v[il] = arena_calloc(arena, (size_t) n_cells * kv_cache_v_row_bytes(kv), TERN_MEM_KV);
         if (!kv->k[il] || !kv->v[il]) return TERN_ERR_NO_MEMORY;
     }
     kv_cache_clear(kv);
@@ -173,8 +177,8 @@ tern_pos kv_cache_seq_pos_min(const kv_cache * kv, tern_seq_id seq) {
     return best;
 }
 
-size_t kv_cache_k_row_bytes(const kv_cache * kv) { return (size_t) kv->n_embd_k * sizeof(tern_fp16); }
-size_t kv_cache_v_row_bytes(const kv_cache * kv) { return (size_t) kv->n_embd_v * sizeof(tern_fp16); }
+size_t kv_cache_k_row_bytes(const kv_cache * kv) { return tern_row_size(kv->type_k, kv->n_embd_k); }
+size_t kv_cache_v_row_bytes(const kv_cache * kv) { return tern_row_size(kv->type_v, kv->n_embd_v); }
 
 uint32_t kv_cache_defrag(kv_cache * kv) {
     const size_t kb = kv_cache_k_row_bytes(kv), vb = kv_cache_v_row_bytes(kv);

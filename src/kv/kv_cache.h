@@ -1,8 +1,15 @@
 // KV cache: n_cells cells, each holding one token's K and V rows for every
 // layer, its position and the set of sequences it belongs to.
 //
-//   k[il]: F16 [n_embd_k_gqa, n_cells]   (row c = cell c's keys, all kv heads)
-//   v[il]: F16 [n_embd_v_gqa, n_cells]
+//   k[il]: type_k [n_embd_k_gqa, n_cells]   (row c = cell c's keys, all kv heads)
+//   v[il]: type_v [n_embd_v_gqa, n_cells]   (row-major too: V is not transposed)
+//
+// Types: F16 (default), F32, Q8_0, Q4_0 (tern_context_params type_k /
+// type_v). A row is written by SET_ROWS (F32 -> the type: F16 rounding, or
+// the reference quantizer per 32 values, so n_embd_gqa must be a multiple of
+// 32) and read by the attention, which dequantizes a head's slice of a
+// quantized row (attn.cpp). Every size and stride comes from the type
+// (kv_cache_k_row_bytes), nowhere else.
 //
 // Cells are not kept in position order: a batch takes the free cells
 // kv_cache_find_slots() finds (below), and the graph writes
@@ -49,6 +56,8 @@ struct kv_cache {
     uint32_t   n_layer;
     uint32_t   n_embd_k;   // n_embd_k_gqa
     uint32_t   n_embd_v;   // n_embd_v_gqa
+    tern_type  type_k;
+    tern_type  type_v;
     uint32_t   used;       // non-empty cells
     uint32_t   head;       // where the next slot search starts
     bool       has_shift;  // some cell has a pending delta
@@ -57,9 +66,10 @@ struct kv_cache {
     void **    v;
 };
 
-size_t kv_cache_mem_size(uint32_t n_cells, uint32_t n_layer, uint32_t n_embd_k, uint32_t n_embd_v);
+size_t kv_cache_mem_size(uint32_t n_cells, uint32_t n_layer, uint32_t n_embd_k, uint32_t n_embd_v, tern_type type_k,
+                         tern_type type_v);
 tern_status kv_cache_init(kv_cache * kv, tern_arena * arena, uint32_t n_cells, uint32_t n_layer,
-                          uint32_t n_embd_k, uint32_t n_embd_v);
+                          uint32_t n_embd_k, uint32_t n_embd_v, tern_type type_k, tern_type type_v);
 
 void kv_cache_clear(kv_cache * kv);
 // Pick n free cells for a ubatch: a contiguous run at or after `head` (one

@@ -1,6 +1,7 @@
 #include "model/forward.h"
 #include "core/fp16.h"
 #include "core/status.h"
+#include "tensor/types.h"
 
 #include <math.h>
 
@@ -37,12 +38,20 @@ struct forward_builder {
     }
 
     // View of the first n_kv cells of a layer's cache (after the write node `cache`):
-    // [head_dim, n_head_kv, n_kv] over F16 rows of n_embd_gqa.
+    // [head_dim, n_head_kv, n_kv] over F16/F32 rows of n_embd_gqa, or the 2-D
+    // [n_embd_gqa, n_kv] rows of a quantized cache (attn.cpp slices the heads).
     tern_tensor * cache_view(tern_tensor * cache, uint32_t head_dim, uint32_t n_kv) {
         const model_hparams * h = &m->hp;
-        const size_t es = sizeof(tern_fp16);
+        const tern_type_traits * tr = tern_type_traits_get(cache->type);
+        const size_t row = tern_row_size(cache->type, (int64_t) head_dim * h->n_head_kv);
+        if (tr->blck_size > 1) {
+            int64_t ne[2] = { (int64_t) head_dim * h->n_head_kv, n_kv };
+            size_t nb[2] = { tr->type_size, row };
+            return tg_view(gb, cache, 2, ne, nb, 0);
+        }
+        const size_t es = tr->type_size;
         int64_t ne[3] = { head_dim, h->n_head_kv, n_kv };
-        size_t nb[3] = { es, es * head_dim, es * head_dim * h->n_head_kv };
+        size_t nb[3] = { es, es * head_dim, row };
         return tg_view(gb, cache, 3, ne, nb, 0);
     }
 };
@@ -110,8 +119,8 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
         int64_t k_rows[2] = { hparams_n_embd_k_gqa(h), n_tokens };
         int64_t k_cache_ne[2] = { hparams_n_embd_k_gqa(h), kv->n_cells };
         int64_t v_cache_ne[2] = { hparams_n_embd_v_gqa(h), kv->n_cells };
-        tern_tensor * kc = tg_external(gb, TERN_TYPE_F16, 2, k_cache_ne, kv->k[il]);
-        tern_tensor * vc = tg_external(gb, TERN_TYPE_F16, 2, v_cache_ne, kv->v[il]);
+        tern_tensor * kc = tg_external(gb, kv->type_k, 2, k_cache_ne, kv->k[il]);
+        tern_tensor * vc = tg_external(gb, kv->type_v, 2, v_cache_ne, kv->v[il]);
         kc = tg_set_rows(gb, kc, tg_reshape(gb, k, 2, k_rows), io->slots);
         vc = tg_set_rows(gb, vc, v, io->slots);
         if (!kc || !vc) return TERN_ERR_NO_MEMORY;

@@ -27,7 +27,7 @@ tern_status forward_build_shift(const tern_model * m, const kv_cache * kv, uint3
     const int64_t n_embd_k = hparams_n_embd_k_gqa(h);
     for (uint32_t il = 0; il < h->n_layer; il++) {
         int64_t cache_ne[2] = { n_embd_k, kv->n_cells };
-        tern_tensor * kc = tg_external(gb, TERN_TYPE_F16, 2, cache_ne, kv->k[il]);
+        tern_tensor * kc = tg_external(gb, kv->type_k, 2, cache_ne, kv->k[il]);
         tern_tensor * rows = tg_get_rows(gb, kc, io->cells);  // [n_embd_k, n_shift] F32
         int64_t head_ne[3] = { h->n_embd_head_k, h->n_head_kv, n_shift };
         int64_t flat_ne[2] = { n_embd_k, n_shift };

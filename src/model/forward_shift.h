@@ -4,9 +4,9 @@
 // by the cell's pending delta d gives the key of its new position without
 // recomputing anything. Per layer, for the n_shift moved cells:
 //
-//   rows = GET_ROWS(K cache, cells)        // [n_embd_k, n_shift] F32 (F16 -> F32)
+//   rows = GET_ROWS(K cache, cells)        // [n_embd_k, n_shift] F32 (dequantized)
 //   rows = ROPE(rows as [hd, n_head_kv, n_shift], rope_cache(deltas))
-//   SET_ROWS(K cache, rows, cells)          // F32 -> the cache's type
+//   SET_ROWS(K cache, rows, cells)          // F32 -> the cache's type (requantized)
 //
 // The graph is planned once for the worst case (every cell moved) next to the
 // decode graph; both share the context's activation buffer (never live at

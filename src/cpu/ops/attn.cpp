@@ -13,11 +13,18 @@
 // order, whatever the thread count; head h reads kv head h / (n_head /
 // n_head_kv) (GQA). Two passes over the scores: simple, and the row of n_kv
 // floats stays in L1/L2 for the context sizes Tern targets.
-// Scratch per worker: q16 [hd], scores [n_kv], p16 [n_kv].
+// Scratch per worker: q16 [hd], scores [n_kv], p16 [n_kv], slice [hd + 64].
+//
+// A quantized cache (Q8_0, Q4_0: tern_context_params type_k / type_v) comes
+// as the 2-D cache [n_embd_gqa, n_kv] (a head's slice need not be whole
+// blocks). Each cell's head slice is dequantized (the blocks covering it,
+// into `slice`) and met in float: s_j = dot(q, k_j), out += p_j * v_j with
+// p_j unrounded. Masked cells are skipped before dequantizing.
 #include "cpu/ops/ops.h"
 #include "core/arena.h"
 #include "core/fp16.h"
 #include "cpu/kernels/vec.h"
+#include "tensor/types.h"
 
 #include <math.h>
 #include <string.h>
@@ -25,17 +32,34 @@
 namespace {
 
 struct attn_scratch_layout {
-    size_t q16, scores, p16;
-    size_t total() const { return q16 + scores + p16; }
+    size_t q16, scores, p16, slice;
+    size_t total() const { return q16 + scores + p16 + slice; }
 };
 
+bool is_quantized_cache(const tern_tensor * t) { return t->type != TERN_TYPE_F16 && t->type != TERN_TYPE_F32; }
+
+// Cells attended: ne[2] of a [hd, n_head_kv, n_kv] view, ne[1] of a 2-D quantized cache.
+int64_t n_cells_of(const tern_tensor * t) { return is_quantized_cache(t) ? t->ne[1] : t->ne[2]; }
+
 attn_scratch_layout scratch_layout(const tern_tensor * dst) {
-    const int64_t hd = dst->src[0]->ne[0], n_kv = dst->src[1]->ne[2];
+    const int64_t hd = dst->src[0]->ne[0], n_kv = n_cells_of(dst->src[1]);
+    const int64_t hd_v = dst->ne[0] / dst->src[0]->ne[1];
     attn_scratch_layout l;
     l.q16 = arena_padded((size_t) hd * sizeof(tern_fp16));
     l.scores = arena_padded((size_t) n_kv * sizeof(float));
     l.p16 = arena_padded((size_t) n_kv * sizeof(tern_fp16));
+    l.slice = arena_padded((size_t) ((hd > hd_v ? hd : hd_v) + 64) * sizeof(float));
     return l;
+}
+
+// Elements [e0, e0 + n) of row j of a quantized 2-D cache, dequantized: the
+// blocks covering them go to buf, the returned pointer is the slice.
+const float * dequant_slice(const tern_tensor * t, int64_t j, int64_t e0, int64_t n, float * buf) {
+    const tern_type_traits * tr = tern_type_traits_get(t->type);
+    const int64_t b0 = e0 / tr->blck_size, b1 = (e0 + n - 1) / tr->blck_size;
+    const uint8_t * row = (const uint8_t *) t->data + (size_t) j * t->nb[1];
+    tr->to_float(row + (size_t) b0 * tr->type_size, buf, (b1 - b0 + 1) * tr->blck_size);
+    return buf + (e0 - b0 * tr->blck_size);
 }
 
 } // namespace
@@ -51,7 +75,9 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
     const tern_tensor * mask = dst->src[3];  // F32 [>= n_kv, >= n_tokens] or NULL
     const float scale = tg_param_f32(dst, 0);
     const int64_t hd = q->ne[0], n_head = q->ne[1], n_tokens = q->ne[2];
-    const int64_t hd_v = v->ne[0], n_kv = k->ne[2], group = n_head / k->ne[1];
+    const bool k_q = is_quantized_cache(k), v_q = is_quantized_cache(v);
+    const int64_t hd_v = dst->ne[0] / n_head, n_kv = n_cells_of(k);
+    const int64_t group = n_head / (k_q ? k->ne[0] / hd : k->ne[1]);
     const bool k_f16 = k->type == TERN_TYPE_F16, v_f16 = v->type == TERN_TYPE_F16;
     const tern_kernel_set * ks = tern_kernels();
 
@@ -60,6 +86,7 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
     tern_fp16 * q16 = (tern_fp16 *) scratch;
     float * scores = (float *) (scratch + lay.q16);
     tern_fp16 * p16 = (tern_fp16 *) (scratch + lay.q16 + lay.scores);
+    float * slice = (float *) (scratch + lay.q16 + lay.scores + lay.p16);
 
     int64_t p0, p1;
     tern_split_rows(n_tokens * n_head, c->ith, c->nth, &p0, &p1);
@@ -80,7 +107,9 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
             const float mv = mr ? mr[j] : 0.0f;
             float s = -INFINITY;
             if (mv != -INFINITY) {
-                const float dot = k_f16 ? scores[j] : ks->dot_f32(hd, qr, (const float *) tern_row_ptr(k, hk, j, 0));
+                const float dot = k_f16 ? scores[j]
+                                : k_q   ? ks->dot_f32(hd, qr, dequant_slice(k, j, hk * hd, hd, slice))
+                                        : ks->dot_f32(hd, qr, (const float *) tern_row_ptr(k, hk, j, 0));
                 s = dot * scale + mv;
             }
             scores[j] = s;
@@ -108,7 +137,9 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
         }
         for (int64_t j = 0; j < n_kv; j++) {
             const float pj = scores[j] * inv;
-            if (pj != 0.0f) ks->mad_f32(hd_v, out, (const float *) tern_row_ptr(v, hk, j, 0), pj);
+            if (pj == 0.0f) continue;
+            const float * vr = v_q ? dequant_slice(v, j, hk * hd_v, hd_v, slice) : (const float *) tern_row_ptr(v, hk, j, 0);
+            ks->mad_f32(hd_v, out, vr, pj);
         }
     }
 }
