@@ -1,7 +1,9 @@
-// After tern_context_create, decode and sampling never touch the heap: this
-// test interposes malloc/calloc/realloc/free (forwarding to glibc's) and
-// counts the calls made during 64 decode steps with sampling.
+// After tern_context_create, decode and sampling never touch the heap, nor do
+// the KV cache's sequence operations, the K-shift, defragmentation and state
+// save/restore into a caller buffer: this test interposes
+// malloc/calloc/realloc/free (forwarding to glibc's) and counts the calls.
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <string>
 #include <vector>
@@ -55,11 +57,30 @@ static void run_model(const char * name, int n_threads) {
         tern_token t = tern_sampler_sample(smpl, ctx, -1);
         st = tern_decode(ctx, tern_batch_get_one(&t, 1));
     }
+    // Sequence operations, a K-shift, defragmentation, state to and from a
+    // caller buffer (allocated before counting).
+    g_counting = 0;
+    std::vector<uint8_t> state(tern_state_get_size(ctx) + 4096);
+    g_counting = 1;
+    if (st == TERN_OK) {
+        tern_kv_cache_seq_cp(ctx, 0, 0, 0, -1);
+        tern_kv_cache_seq_rm(ctx, 0, 2, 10);
+        tern_kv_cache_seq_add(ctx, 0, 10, -1, -8);
+        tern_kv_cache_seq_div(ctx, 0, 30, -1, 2);
+        st = tern_kv_cache_update(ctx);
+        if (st == TERN_OK) st = tern_kv_cache_defrag(ctx);
+        const size_t n = tern_state_get_data(ctx, state.data(), state.size());
+        if (n == 0 || tern_state_set_data(ctx, state.data(), n) != n) st = TERN_ERR_INTERNAL;
+        tern_token t = 5;
+        tern_batch b = tern_batch_get_one(&t, 1);
+        if (st == TERN_OK) st = tern_decode(ctx, b);
+    }
     g_counting = 0;
     CHECK_MSG(st == TERN_OK, "%s: %s", name, tern_last_error());
     CHECK(steps == 64);
     CHECK_MSG(g_calls == 0, "%s (%d threads): %ld heap calls during decode", name, n_threads, (long) g_calls);
-    printf("%s, %d threads: %ld heap calls in 64 decode steps\n", name, n_threads, (long) g_calls);
+    printf("%s, %d threads: %ld heap calls in 64 decode steps, sequence ops, K-shift, defrag, state io\n", name,
+           n_threads, (long) g_calls);
     tern_sampler_free(smpl);
     tern_context_free(ctx);
     tern_model_free(m);
