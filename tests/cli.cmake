@@ -5,3 +5,7 @@ if(TARGET tern_cli)
     add_dependencies(test_cli tern_cli)
   endif()
 endif()
+
+# tern run's context shift and Self-Extend bookkeeping (examples/cli/run_context.cpp).
+tern_add_test(NAME test_run_context SOURCES test_run_context.cpp ${PROJECT_SOURCE_DIR}/examples/cli/run_context.cpp SHARED)
+target_include_directories(test_run_context PRIVATE ${PROJECT_SOURCE_DIR}/examples/cli)

@@ -189,6 +189,56 @@ static void test_unbounded_inputs(void) {
     unlink(fifo);
 }
 
+// Long generations (issue 7): a context shift keeps generating past a full
+// context, --no-context-shift stops there cleanly, --prompt-cache evaluates
+// nothing the second time, a quantized cache and Self-Extend run.
+static std::string json_field(const std::string & s, const std::string & key) {
+    size_t at = s.find("\"" + key + "\": ");
+    if (at == std::string::npos) return "";
+    at += key.size() + 4;
+    size_t end = s.find_first_of(",}", at);
+    return s.substr(at, end - at);
+}
+
+static int count_tokens(const std::string & json) {
+    size_t at = json.find("\"tokens\": [");
+    if (at == std::string::npos) return -1;
+    size_t end = json.find(']', at);
+    std::string list = json.substr(at + 11, end - at - 11);
+    if (list.find_first_not_of(' ') == std::string::npos) return 0;
+    int n = 1;
+    for (char c : list) n += c == ',';
+    return n;
+}
+
+static void test_long_generation(void) {
+    const std::string base = g_bin + " run -m " + quote(g_shared + "/models/stories260K.gguf") + " --temp 0 ";
+    std::string out;
+    int st = run(base + "-p 'Once upon a time' -c 64 --keep 8 -n 300 --json 2>/dev/null", out);
+    CHECK_MSG(st == 0 && count_tokens(out) == 300, "--keep 8 -n 300 -c 64: exit %d, %d tokens", st, count_tokens(out));
+    st = run(base + "-p 'Once upon a time' -c 64 -n 300 --no-context-shift 2>&1 >/dev/null", out);
+    CHECK_MSG(st == 0 && out.find("context full") != std::string::npos, "--no-context-shift: exit %d: %s", st, out.c_str());
+    st = run(base + "-p 'Once upon a time' -c 64 -n 300 --no-context-shift --json 2>/dev/null", out);
+    CHECK(st == 0 && json_field(out, "stop") == "\"context_full\"" && count_tokens(out) > 50 && count_tokens(out) < 64);
+    // Prompt cache: the second run evaluates 0 prompt tokens and says the same.
+    char cache[] = "/tmp/tern_prompt_cache_XXXXXX";
+    int fd = mkstemp(cache);
+    if (fd >= 0) { close(fd); unlink(cache); }
+    const std::string pc = base + "-p 'Once upon a time, there was a little' -n 24 --json --prompt-cache " + cache +
+                           " 2>/dev/null";
+    std::string first, second;
+    CHECK(run(pc, first) == 0 && run(pc, second) == 0);
+    CHECK_MSG(json_field(first, "prompt_eval_tokens") != "0" && json_field(second, "prompt_eval_tokens") == "0" &&
+              json_field(first, "text") == json_field(second, "text") && !json_field(first, "text").empty(),
+              "prompt cache: %s / %s", first.c_str(), second.c_str());
+    unlink(cache);
+    // A quantized cache and Self-Extend run to the end with exit 0.
+    CHECK(run(base + "-p 'Once upon a time' -n 20 -ctk q8_0 -ctv q8_0 2>/dev/null", out) == 0);
+    CHECK(run(base + "-p 'Once upon a time' -n 20 -ctk q5_1 2>&1", out) != 0 && out.find("q4_0") != std::string::npos);
+    CHECK(run(base + "-p 'Once upon a time' -c 64 --grp-attn-n 4 --grp-attn-w 32 -n 100 --json 2>/dev/null", out) == 0);
+    CHECK(count_tokens(out) > 50);
+}
+
 int main(void) {
     const char * bin = getenv("TERN_BIN_DIR");
     if (!bin) { fprintf(stderr, "TERN_BIN_DIR is not set\n"); return 2; }
@@ -201,5 +251,6 @@ int main(void) {
     test_version();
     test_number_flags();
     test_unbounded_inputs();
+    test_long_generation();
     return tern_test_summary();
 }
