@@ -409,7 +409,8 @@ void test_quantized_cache(void) {
     cp.type_k = TERN_TYPE_Q4_K;
     tern_context * ctx = NULL;
     CHECK(tern_context_create(m, &cp, &ctx) == TERN_ERR_INVALID_ARG && strstr(tern_last_error(), "type_k"));
-    cp.type_k = (tern_type) 1000;
+    const int bogus = 1000;  // what a C caller could pass (not a valid C++ enum value)
+    memcpy(&cp.type_k, &bogus, sizeof(bogus));
     CHECK(tern_context_create(m, &cp, &ctx) == TERN_ERR_INVALID_ARG);
     tern_model_free(m);
 }

@@ -40,15 +40,19 @@ tern_status context_resolve_params(const tern_model * m, const tern_context_para
     if (out->n_threads == 0) out->n_threads = 1;
     // KV cache types: F16, F32, Q8_0, Q4_0 (when compiled in); quantized rows
     // are whole blocks of 32.
-    const tern_type kv_types[2] = { out->type_k, out->type_v };
+    // A C caller may pass any int: read the fields as ints (loading an enum
+    // outside its enumerators' range is undefined in C++).
+    int kv_types[2];
+    memcpy(&kv_types[0], &out->type_k, sizeof(int));
+    memcpy(&kv_types[1], &out->type_v, sizeof(int));
     const uint32_t widths[2] = { hparams_n_embd_k_gqa(&m->hp), hparams_n_embd_v_gqa(&m->hp) };
     for (int i = 0; i < 2; i++) {
-        const tern_type t = kv_types[i];
-        const bool known = t == TERN_TYPE_F16 || t == TERN_TYPE_F32 || t == TERN_TYPE_Q8_0 || t == TERN_TYPE_Q4_0;
-        const tern_type_traits * tr = known ? tern_type_traits_get(t) : NULL;
+        const int v = kv_types[i];
+        const bool known = v == TERN_TYPE_F16 || v == TERN_TYPE_F32 || v == TERN_TYPE_Q8_0 || v == TERN_TYPE_Q4_0;
+        const tern_type_traits * tr = known ? tern_type_traits_get((tern_type) v) : NULL;
         if (!tr || !tr->from_float || !tr->to_float) {
             return tern_fail(TERN_ERR_INVALID_ARG, "type_%c %d: the KV cache holds F16, F32, Q8_0 or Q4_0 (compiled in)",
-                             i ? 'v' : 'k', (int) t);
+                             i ? 'v' : 'k', v);
         }
         if (widths[i] % tr->blck_size != 0) {
             return tern_fail(TERN_ERR_INVALID_ARG, "type_%c %s: K/V rows of %u values are not whole blocks of %lld",

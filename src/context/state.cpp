@@ -221,9 +221,10 @@ tern_status check_header(const tern_context * ctx, const header & h, int kind, u
                          h.v[H_N_VOCAB], kv->n_layer, kv->n_embd_k, kv->n_embd_v, ctx->model->hp.n_vocab);
     }
     if (h.v[H_TYPE_K] != (uint32_t) kv->type_k || h.v[H_TYPE_V] != (uint32_t) kv->type_v) {
-        return tern_fail(TERN_ERR_INVALID_ARG, "state: K/V types %s/%s, this context's are %s/%s",
-                         tern_type_name((tern_type) h.v[H_TYPE_K]), tern_type_name((tern_type) h.v[H_TYPE_V]),
-                         tern_type_name(kv->type_k), tern_type_name(kv->type_v));
+        // Type ids from the file are printed as numbers: they need not be valid enum values.
+        return tern_fail(TERN_ERR_INVALID_ARG, "state: K/V types %u/%u, this context's are %s/%s (%d/%d)",
+                         h.v[H_TYPE_K], h.v[H_TYPE_V], tern_type_name(kv->type_k), tern_type_name(kv->type_v),
+                         (int) kv->type_k, (int) kv->type_v);
     }
     if (h.v[H_N_CELLS] > kv->n_cells) {
         return tern_fail(TERN_ERR_CONTEXT_FULL, "state: %u cells, the context has %u", h.v[H_N_CELLS], kv->n_cells);

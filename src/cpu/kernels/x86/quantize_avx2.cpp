@@ -37,7 +37,7 @@ inline __m256i pack_levels(__m256i a, __m256i b, __m256i c, __m256i d) {
     return _mm256_permutevar8x32_epi32(q, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
-const __m256 k_abs_mask() { return _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)); }
+__m256 k_abs_mask() { return _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)); }
 
 // Lanes where |x| is NaN or Inf (not <= FLT_MAX, unordered counts as true).
 inline __m256 non_finite(__m256 ax) { return _mm256_cmp_ps(ax, _mm256_set1_ps(FLT_MAX), _CMP_NLE_UQ); }
