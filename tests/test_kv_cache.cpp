@@ -402,6 +402,40 @@ void test_quantized_cache(void) {
         }
         tern_model_free(m);
     }
+    // The bound, 1e-3 * s, on the F32 reference model for each K type
+    // whose own position-shift noise allows it (F16, Q8_0); a Q4_0 K moves the
+    // logits by ~4e-3 * s between two scratch runs at different positions
+    // already, so it is held to its own noise instead.
+    if (tern_model * ref = load("ktest-llama-F32.gguf")) {
+        const std::vector<tern_token> t = prompt(ref, "Once upon a time, there was a little boy who loved to run");
+        const tern_pos n = (tern_pos) t.size();
+        for (tern_type kt : {TERN_TYPE_F16, TERN_TYPE_Q8_0, TERN_TYPE_Q4_0}) {
+            double worst = 0, noise = 0;
+            for (tern_pos d : {5, 37}) {
+                tern_context * cs = make_ctx(ref, 128, 1, 0.0f, kt, TERN_TYPE_F16);
+                tern_context * cr = make_ctx(ref, 128, 1, 0.0f, kt, TERN_TYPE_F16);
+                tern_context * c0 = make_ctx(ref, 128, 1, 0.0f, kt, TERN_TYPE_F16);
+                if (!cs || !cr || !c0) break;
+                decode(cs, ref, seq_tokens(t, 0, 0));
+                CHECK(tern_kv_cache_seq_add(cs, 0, 0, -1, d) == 1);
+                rows_t shifted = decode(cs, ref, {{9, n + d, {0}, true}});
+                decode(cr, ref, seq_tokens(t, d, 0));
+                rows_t scratch = decode(cr, ref, {{9, n + d, {0}, true}});
+                decode(c0, ref, seq_tokens(t, 0, 0));
+                rows_t at0 = decode(c0, ref, {{9, n, {0}, true}});
+                worst = std::max(worst, rel_diff(shifted, scratch));
+                noise = std::max(noise, rel_diff(at0, scratch));
+                tern_context_free(cs);
+                tern_context_free(cr);
+                tern_context_free(c0);
+            }
+            const double bound = kt == TERN_TYPE_Q4_0 ? 1e-3 + 2.0 * noise : 1e-3;
+            printf("ktest-llama-F32 %s K: K-shift vs scratch %.2e * s (own shift noise %.2e; bound %.2e)\n",
+                   tern_type_name(kt), worst, noise, bound);
+            CHECK_MSG(worst <= bound, "ktest-llama-F32 %s K: K-shift off by %.3e", tern_type_name(kt), worst);
+        }
+        tern_model_free(ref);
+    }
     // Types the cache cannot hold are refused.
     tern_model * m = load("stories260K.gguf");
     if (!m) return;
