@@ -338,6 +338,19 @@ int32_t tern_kv_cache_used_cells(const tern_context * ctx);
 /* 1 - used cells / (highest used cell + 1): 0 when the used cells are packed. */
 float tern_kv_cache_fragmentation(const tern_context * ctx);
 
+/* Performance counters, as llama_perf_context: the model's load time, and
+ * the time and tokens of successful decodes, a batch of more than one token
+ * counting as prompt evaluation, a single token as one generation step. */
+typedef struct tern_perf_data {
+    double  t_load_ms;
+    double  t_p_eval_ms;
+    double  t_eval_ms;
+    int32_t n_p_eval;   /* prompt tokens evaluated */
+    int32_t n_eval;     /* single-token decodes */
+} tern_perf_data;
+tern_perf_data tern_perf_context(const tern_context * ctx);
+void tern_perf_context_reset(tern_context * ctx);
+
 /* ------------------------------------------------------------------------ */
 /* State: save and restore                                                  */
 /* ------------------------------------------------------------------------ */

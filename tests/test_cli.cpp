@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <sys/wait.h>
+#include <algorithm>
 #include <string>
 #include <vector>
 #include "check.h"
@@ -239,6 +240,96 @@ static void test_long_generation(void) {
     CHECK(count_tokens(out) > 50);
 }
 
+// llama-cli habits (issue 10 item 3/4): each flag does what llama-cli's does.
+static void test_run_flags(void) {
+    const std::string model = quote(g_shared + "/models/stories260K.gguf");
+    const std::string base = g_bin + " run -m " + model + " ";
+    std::string out, err;
+    // -f FILE and -f - read the prompt; the same greedy text as -p.
+    char pf[] = "/tmp/tern_prompt_XXXXXX";
+    int fd = mkstemp(pf);
+    CHECK(fd >= 0 && write(fd, "Once upon a time", 16) == 16);
+    if (fd >= 0) close(fd);
+    std::string by_p, by_f, by_stdin;
+    run(base + "-p 'Once upon a time' -n 12 --temp 0 --no-perf", by_p);
+    run(base + "-f " + pf + " -n 12 --temp 0 --no-perf", by_f);
+    run("cat " + std::string(pf) + " | " + base + "-f - -n 12 --temp 0 --no-perf", by_stdin);
+    CHECK_MSG(!by_p.empty() && by_p == by_f && by_p == by_stdin, "-f: '%s' / '%s' / '%s'", by_p.c_str(), by_f.c_str(),
+              by_stdin.c_str());
+    unlink(pf);
+    // Escapes on by default (\n is a newline token), off with --no-escape.
+    std::string esc, noesc;
+    run(base + "-p 'Once\\nupon' -n 0 --json --no-perf", esc);
+    run(base + "-p 'Once\\nupon' -n 0 --json --no-perf --no-escape", noesc);
+    CHECK_MSG(esc.find("[1, 403, 13,") != std::string::npos && noesc.find("[1, 403, 13,") == std::string::npos,
+              "escapes: %s / %s", esc.c_str(), noesc.c_str());
+    // -s fixes the seed (same text at --temp 1); without it the seed is random and reported.
+    std::string s1, s2;
+    run(base + "-p Once -n 24 --temp 1 -s 42 --no-perf", s1);
+    run(base + "-p Once -n 24 --temp 1 --seed 42 --no-perf", s2);
+    CHECK(s1 == s2 && !s1.empty());
+    std::string seeds;
+    bool differ = false;
+    for (int i = 0; i < 3; i++) {
+        run(base + "-p Once -n 24 --temp 1 --json --no-perf", out);
+        const std::string sd = json_field(out, "seed");
+        CHECK(!sd.empty());
+        if (i > 0 && sd != seeds) differ = true;
+        seeds = sd;
+    }
+    CHECK_MSG(differ, "the default seed is not random");
+    CHECK(run(base + "-p Once -n 2 -s 7 -v --no-perf 2>&1 >/dev/null", err) == 0 && err.find("seed 7") != std::string::npos);
+    // -r: stops right after the stop string; JSON says so.
+    run(base + "-p 'Once upon a time' -n 64 --temp 0 -r Lily --json --no-perf", out);
+    CHECK_MSG(json_field(out, "stop") == "\"stop_string\"" && out.find("Lily\"") != std::string::npos, "-r: %s", out.c_str());
+    // --ignore-eos: a story pushed to end at once (EOS, token 2, biased +100) goes on.
+    std::string eos, no_eos;
+    run(base + "-p 'Once upon a time' -n 40 --temp 0 --json --no-perf -l 2+100", eos);
+    run(base + "-p 'Once upon a time' -n 40 --temp 0 --json --no-perf -l 2+100 --ignore-eos", no_eos);
+    CHECK_MSG(json_field(eos, "stop") == "\"eog\"" && count_tokens(eos) == 0 && json_field(no_eos, "stop") == "\"length\"" &&
+              count_tokens(no_eos) == 40, "--ignore-eos: %s / %s", json_field(eos, "stop").c_str(),
+              json_field(no_eos, "stop").c_str());
+    // --logit-bias: +100 forces a token, -inf removes the greedy choice.
+    run(base + "-p 'Once upon a time' -n 5 --temp 0 --json --no-perf -l 300+100", out);
+    CHECK_MSG(out.find("\"tokens\": [300, 300, 300, 300, 300]") != std::string::npos, "-l +100: %s", out.c_str());
+    std::string plain;
+    run(base + "-p 'Once upon a time' -n 1 --temp 0 --json --no-perf", plain);
+    const std::string first = plain.substr(plain.find("\"tokens\": [") + 11);
+    const std::string tok = first.substr(0, first.find(']'));
+    run(base + "-p 'Once upon a time' -n 1 --temp 0 --json --no-perf --logit-bias " + tok + "-inf", out);
+    CHECK_MSG(out.find("\"tokens\": [" + tok + "]") == std::string::npos && count_tokens(out) == 1, "-l -inf: %s", out.c_str());
+    CHECK(run(base + "-p x -n 1 -l 99999+1 2>&1", out) != 0 && out.find("outside the vocabulary") != std::string::npos);
+    CHECK(run(base + "-p x -n 1 -l 12x 2>&1", out) != 0 && out.find("TOKEN+BIAS") != std::string::npos);
+    // Penalties are accepted and change a greedy story (the window includes the prompt).
+    std::string pen;
+    run(base + "-p 'Once upon a time' -n 32 --temp 0 --no-perf", plain);
+    run(base + "-p 'Once upon a time' -n 32 --temp 0 --no-perf --repeat-penalty 1.5 --presence-penalty 0.5 "
+        "--frequency-penalty 0.5", pen);
+    CHECK(!pen.empty() && pen != plain);
+    // --version, -ngl and -ub as llama.cpp users type them, --mlock.
+    CHECK(run(g_bin + " run --version", out) == 0 && out.find("kernels:") != std::string::npos);
+    CHECK(run(base + "-p Once -n 4 --temp 0 -ngl 99 -ub 8 --mlock --no-perf 2>&1", out) == 0 &&
+          out.find("no accelerator") != std::string::npos);
+    // Timings on stderr unless --no-perf; the generation rate counts decodes.
+    CHECK(run(base + "-p Once -n 8 --temp 0 2>&1 >/dev/null", err) == 0 && err.find("prompt eval time") != std::string::npos &&
+          err.find("/     7 runs") != std::string::npos);
+    CHECK(run(base + "-p Once -n 8 --temp 0 --no-perf 2>&1 >/dev/null", err) == 0 && err.find("eval time") == std::string::npos);
+    // Special tokens in the prompt are parsed as `tern tokenize --parse-special` does,
+    // and on a qwen2 vocabulary <|im_start|> is one token.
+    const std::string qwen = quote(g_shared + "/models/ktest-qwen2-s08-Q8_0.gguf");
+    std::string ids;
+    run(g_bin + " run -m " + qwen + " -p '<|im_start|>user' -n 0 --json --no-perf", out);
+    run(g_bin + " tokenize -m " + qwen + " -p '<|im_start|>user' --parse-special", ids);
+    std::string listed = json_field(out, "prompt_tokens");
+    std::string want = ids.substr(0, ids.find('\n'));
+    for (char & c : want) if (c == ' ') c = ',';
+    std::string got;
+    for (char c : out.substr(out.find('[') + 1, out.find(']') - out.find('[') - 1)) if (c != ' ') got += c;
+    CHECK_MSG(got == want, "run prompt tokens %s, tokenize %s", got.c_str(), want.c_str());
+    run(g_bin + " tokenize -m " + quote(g_shared + "/vocab/ggml-vocab-qwen2.gguf") + " -p '<|im_start|>user' --parse-special --no-bos", ids);
+    CHECK_MSG(std::count(ids.begin(), ids.end(), ' ') == 1, "<|im_start|>user: %s", ids.c_str());
+}
+
 int main(void) {
     const char * bin = getenv("TERN_BIN_DIR");
     if (!bin) { fprintf(stderr, "TERN_BIN_DIR is not set\n"); return 2; }
@@ -252,5 +343,6 @@ int main(void) {
     test_number_flags();
     test_unbounded_inputs();
     test_long_generation();
+    test_run_flags();
     return tern_test_summary();
 }

@@ -15,6 +15,9 @@ bool cli_int(int argc, char ** argv, int & i, long & out, long lo, long hi);
 // A whole-string finite number.
 bool cli_float(int argc, char ** argv, int & i, float & out);
 
+// `tern --version`: version, kernel set in use, sets compiled.
+void cli_print_version(void);
+
 // Load a model with a progress bar on stderr when stderr is a terminal.
 // Prints one clear error line and returns NULL on failure.
 tern_model * cli_load_model(const char * path, tern_model_params params);

@@ -1,37 +1,59 @@
-// tern run: generate text from a prompt, streaming it to stdout.
+// tern run: generate text from a prompt, streaming it to stdout, with
+// llama-cli's flags and habits (special tokens and escapes in the prompt, a
+// random seed by default, stop strings, logit biases, timings on stderr).
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <string>
-#include <vector>
-#include "cli.h"
-#include "run_context.h"
-
 #include <time.h>
 #include <unistd.h>
 
+#include <string>
+#include <vector>
+
+#include "cli.h"
+#include "run_context.h"
+
 static void run_usage(FILE * f) {
     fprintf(f,
-        "usage: tern run -m FILE -p PROMPT [options]\n"
+        "usage: tern run -m FILE (-p PROMPT | -f FILE) [options]\n"
         "\n"
-        "Generates text after the prompt and streams it to stdout.\n"
+        "Generates text after the prompt and streams it to stdout; timings go to stderr.\n"
         "\n"
         "options:\n"
         "  -m, --model FILE         GGUF model\n"
-        "  -p, --prompt TEXT        prompt (BOS added when the model asks for it)\n"
+        "  -p, --prompt TEXT        prompt (BOS added when the model asks for it; special\n"
+        "                           tokens such as <|im_start|> are parsed, as llama-cli does)\n"
+        "  -f, --file FILE          read the prompt from a file (-: standard input)\n"
+        "  -e, --escape             process escapes in the prompt: \\n \\r \\t \\' \\\" \\\\ \\xNN (default)\n"
+        "  --no-escape              take the prompt literally\n"
         "  -n, --n-predict N        tokens to generate (default 128; -1: until end of\n"
         "                           generation or a full context)\n"
         "  -c, --ctx-size N         context size in tokens (default 4096, at most the\n"
         "                           model's training context; 0: the training context)\n"
         "  -b, --batch-size N       tokens per graph evaluation (default 512)\n"
+        "  -ub, --ubatch-size N     the same limit, as llama.cpp's physical batch (the smaller wins)\n"
         "  -t, --threads N          threads (default: the online CPUs, at most 4)\n"
+        "  -ngl, --n-gpu-layers N   accepted for llama.cpp habits: this build has no accelerator\n"
+        "                           (a one-line note; every layer runs on the CPU)\n"
         "  --temp T                 temperature (default 0.8; 0: greedy)\n"
         "  --top-k K                top-k (default 40; 0: off)\n"
         "  --top-p P                top-p (default 0.95; 1: off)\n"
         "  --min-p P                min-p (default 0.05; 0: off)\n"
         "  --repeat-penalty R       repetition penalty (default 1.0: off)\n"
-        "  --repeat-last-n N        tokens the penalty looks back over (default 64)\n"
-        "  --seed S                 sampler seed (default 0)\n"
+        "  --presence-penalty P     presence penalty (default 0: off)\n"
+        "  --frequency-penalty F    frequency penalty (default 0: off)\n"
+        "  --repeat-last-n N        tokens the penalties look back over, prompt included\n"
+        "                           (default 64)\n"
+        "  -s, --seed S             sampler seed (default: random; printed with -v and --json)\n"
+        "  -r, --reverse-prompt S   stop when the generated text ends with S (repeatable)\n"
+        "  --ignore-eos             never end at an end-of-generation token\n"
+        "  -l, --logit-bias T(+|-)B add B to token T's logit before sampling (repeatable;\n"
+        "                           e.g. 15043+1, 15043-inf)\n"
         "  --keep N                 tokens of the prompt kept when the context is full (default 0;\n"
         "                           -1: all); the rest is halved and shifted, as llama-cli does\n"
         "  --no-context-shift       stop at a full context instead (a note on stderr, exit 0)\n"
@@ -42,20 +64,18 @@ static void run_usage(FILE * f) {
         "  --prompt-cache FILE      reuse the KV state saved after the same prompt prefix;\n"
         "                           save it there after the prompt\n"
         "  --no-mmap                read() the model instead of mapping it\n"
+        "  --mlock                  lock the mapped model in memory\n"
         "  --check-tensors          refuse a model whose weights or block scales hold NaN/Inf\n"
         "  --no-repack              keep the weights in the file's layout (default: rewritten at load\n"
         "                           into the CPU kernels' interleaved layout where they have one)\n"
+        "  --no-perf                no timings on stderr at the end\n"
+        "  -v, --verbose            the seed and settings on stderr\n"
         "  --json                   stream nothing; print one JSON object at the end:\n"
-        "                           prompt_tokens, tokens, text, timings\n"
+        "                           prompt_tokens, tokens, text, stop, seed, timings\n"
         "  --logits-out FILE        write float32 logits [n_prompt][n_vocab] of every\n"
         "                           prompt position (the prompt decoded in one batch)\n"
+        "  --version                version and kernel set\n"
         "  -h, --help               this text\n");
-}
-
-static double now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static std::string piece(tern_model * m, tern_token t) {
@@ -70,14 +90,93 @@ static std::string piece(tern_model * m, tern_token t) {
     return std::string(buf, n);
 }
 
+// llama.cpp's escapes: \n \r \t \' \" \\ and \xNN; anything else stays as written.
+static std::string process_escapes(const std::string & in) {
+    std::string out;
+    for (size_t i = 0; i < in.size(); i++) {
+        if (in[i] != '\\' || i + 1 == in.size()) { out += in[i]; continue; }
+        const char c = in[++i];
+        switch (c) {
+            case 'n': out += '\n'; break;
+            case 'r': out += '\r'; break;
+            case 't': out += '\t'; break;
+            case '\'': out += '\''; break;
+            case '"': out += '"'; break;
+            case '\\': out += '\\'; break;
+            case 'x':
+                if (i + 2 < in.size() + 0 && isxdigit((unsigned char) in[i + 1]) && isxdigit((unsigned char) in[i + 2])) {
+                    out += (char) strtol(in.substr(i + 1, 2).c_str(), NULL, 16);
+                    i += 2;
+                    break;
+                }
+                out += "\\x";
+                break;
+            default: out += '\\'; out += c; break;
+        }
+    }
+    return out;
+}
+
+// Standard input, bounded like a file.
+static bool read_stdin(std::string & out) {
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(0, buf, sizeof(buf))) != 0) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) { fprintf(stderr, "tern run: reading standard input: %s\n", strerror(errno)); return false; }
+        out.append(buf, (size_t) n);
+        if (out.size() > CLI_MAX_TEXT_BYTES) {
+            fprintf(stderr, "tern run: standard input holds more than %zu bytes\n", CLI_MAX_TEXT_BYTES);
+            return false;
+        }
+    }
+    return true;
+}
+
+// A random seed when none is given (llama-cli's default): the clock and the pid.
+static uint32_t random_seed(void) {
+    uint32_t s = 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (read(fd, &s, sizeof(s)) != (ssize_t) sizeof(s)) s = 0;
+        close(fd);
+    }
+    if (s == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        s = (uint32_t) ts.tv_nsec ^ ((uint32_t) ts.tv_sec << 7) ^ ((uint32_t) getpid() << 16);
+    }
+    return s;
+}
+
+struct logit_bias {
+    tern_token token;
+    float bias;
+};
+
+// "TOKEN+BIAS" or "TOKEN-BIAS" (BIAS may be inf).
+static bool parse_bias(const char * s, logit_bias * out) {
+    char * end;
+    errno = 0;
+    const long t = strtol(s, &end, 10);
+    if (end == s || errno || t < 0 || t > INT32_MAX || (*end != '+' && *end != '-')) return false;
+    const char * b = end;
+    char * bend;
+    const float v = strtof(b, &bend);
+    if (bend == b || *bend != 0 || isnan(v)) return false;
+    out->token = (tern_token) t;
+    out->bias = v;
+    return true;
+}
+
 int cmd_run(int argc, char ** argv) {
-    const char * path = NULL, * prompt = NULL, * logits_out = NULL;
+    const char * path = NULL, * prompt_arg = NULL, * prompt_file = NULL, * logits_out = NULL, * prompt_cache = NULL;
     long n_online = sysconf(_SC_NPROCESSORS_ONLN);
-    long n_predict = 128, n_ctx = 4096, n_batch = 512, n_threads = n_online > 0 && n_online < 4 ? n_online : 4;
-    long seed = 0, last_n = 64;
-    bool json = false, context_shift = true;
-    long n_keep = 0, ga_n = 1, ga_w = 512;
-    const char * prompt_cache = NULL;
+    long n_predict = 128, n_ctx = 4096, n_batch = 512, n_ubatch = 0, n_threads = n_online > 0 && n_online < 4 ? n_online : 4;
+    long seed = -1, last_n = 64, n_keep = 0, ga_n = 1, ga_w = 512, ngl = -1;
+    bool json = false, context_shift = true, escape = true, ignore_eos = false, perf = true, verbose = false;
+    std::vector<std::string> stops;
+    std::vector<logit_bias> biases;
     tern_type type_k = TERN_TYPE_F16, type_v = TERN_TYPE_F16;
     tern_model_params mp = tern_model_default_params();
     tern_sampler_params sp = tern_sampler_default_params();
@@ -86,18 +185,42 @@ int cmd_run(int argc, char ** argv) {
         const char * a = argv[i];
         bool ok = true;
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) ok = cli_value(argc, argv, i, path);
-        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) ok = cli_value(argc, argv, i, prompt);
+        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) ok = cli_value(argc, argv, i, prompt_arg);
+        else if (!strcmp(a, "-f") || !strcmp(a, "--file")) ok = cli_value(argc, argv, i, prompt_file);
+        else if (!strcmp(a, "-e") || !strcmp(a, "--escape")) escape = true;
+        else if (!strcmp(a, "--no-escape")) escape = false;
         else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) ok = cli_int(argc, argv, i, n_predict, -1, INT32_MAX);
         else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) ok = cli_int(argc, argv, i, n_ctx, 0, INT32_MAX);
         else if (!strcmp(a, "-b") || !strcmp(a, "--batch-size")) ok = cli_int(argc, argv, i, n_batch, 1, INT32_MAX);
+        else if (!strcmp(a, "-ub") || !strcmp(a, "--ubatch-size")) ok = cli_int(argc, argv, i, n_ubatch, 1, INT32_MAX);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = cli_int(argc, argv, i, n_threads, 1, TERN_MAX_THREADS);
+        else if (!strcmp(a, "-ngl") || !strcmp(a, "--n-gpu-layers") || !strcmp(a, "--gpu-layers")) ok = cli_int(argc, argv, i, ngl, -1, INT32_MAX);
         else if (!strcmp(a, "--temp")) ok = cli_float(argc, argv, i, sp.temp);
         else if (!strcmp(a, "--top-k")) { long k; ok = cli_int(argc, argv, i, k, 0, INT32_MAX); sp.top_k = (int32_t) k; }
         else if (!strcmp(a, "--top-p")) ok = cli_float(argc, argv, i, sp.top_p);
         else if (!strcmp(a, "--min-p")) ok = cli_float(argc, argv, i, sp.min_p);
         else if (!strcmp(a, "--repeat-penalty")) ok = cli_float(argc, argv, i, sp.repeat_penalty);
+        else if (!strcmp(a, "--presence-penalty")) ok = cli_float(argc, argv, i, sp.presence_penalty);
+        else if (!strcmp(a, "--frequency-penalty")) ok = cli_float(argc, argv, i, sp.frequency_penalty);
         else if (!strcmp(a, "--repeat-last-n")) ok = cli_int(argc, argv, i, last_n, -1, INT32_MAX);
-        else if (!strcmp(a, "--seed")) ok = cli_int(argc, argv, i, seed, 0, (long) (UINT32_MAX > LONG_MAX ? LONG_MAX : UINT32_MAX));
+        else if (!strcmp(a, "-s") || !strcmp(a, "--seed")) ok = cli_int(argc, argv, i, seed, 0, (long) (UINT32_MAX > LONG_MAX ? LONG_MAX : UINT32_MAX));
+        else if (!strcmp(a, "-r") || !strcmp(a, "--reverse-prompt")) {
+            const char * v;
+            ok = cli_value(argc, argv, i, v);
+            if (ok && !*v) { fprintf(stderr, "tern run: %s: an empty stop string\n", a); ok = false; }
+            if (ok) stops.push_back(v);
+        }
+        else if (!strcmp(a, "--ignore-eos")) ignore_eos = true;
+        else if (!strcmp(a, "-l") || !strcmp(a, "--logit-bias")) {
+            const char * v;
+            logit_bias b;
+            ok = cli_value(argc, argv, i, v);
+            if (ok && !parse_bias(v, &b)) {
+                fprintf(stderr, "tern run: %s: '%s' is not TOKEN+BIAS or TOKEN-BIAS\n", a, v);
+                ok = false;
+            }
+            if (ok) biases.push_back(b);
+        }
         else if (!strcmp(a, "--keep")) ok = cli_int(argc, argv, i, n_keep, -1, INT32_MAX);
         else if (!strcmp(a, "--no-context-shift")) context_shift = false;
         else if (!strcmp(a, "--grp-attn-n") || !strcmp(a, "-gan")) ok = cli_int(argc, argv, i, ga_n, 1, 1 << 20);
@@ -115,31 +238,53 @@ int cmd_run(int argc, char ** argv) {
         }
         else if (!strcmp(a, "--prompt-cache")) ok = cli_value(argc, argv, i, prompt_cache);
         else if (!strcmp(a, "--no-mmap")) mp.use_mmap = 0;
+        else if (!strcmp(a, "--mlock")) mp.use_mlock = 1;
         else if (!strcmp(a, "--no-repack")) mp.repack = 0;
         else if (!strcmp(a, "--check-tensors")) mp.check_tensors = 1;
+        else if (!strcmp(a, "--no-perf")) perf = false;
+        else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) verbose = true;
         else if (!strcmp(a, "--json")) json = true;
         else if (!strcmp(a, "--logits-out")) ok = cli_value(argc, argv, i, logits_out);
+        else if (!strcmp(a, "--version")) { cli_print_version(); return 0; }
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { run_usage(stdout); return 0; }
         else { fprintf(stderr, "tern run: unknown option '%s'\n", a); run_usage(stderr); return 1; }
         if (!ok) return 1;
     }
-    if (!path || !prompt) { fprintf(stderr, "tern run: -m FILE and -p PROMPT are required\n"); return 1; }
-    if (n_ctx < 0 || n_batch <= 0 || n_threads <= 0) {
-        fprintf(stderr, "tern run: -c must be >= 0, -b and -t > 0\n");
+    if (!path || !prompt_arg == !prompt_file) {
+        fprintf(stderr, "tern run: -m FILE and one of -p PROMPT or -f FILE are required\n");
         return 1;
     }
-    sp.seed = (uint32_t) seed;
+    std::string prompt;
+    if (prompt_arg) prompt = prompt_arg;
+    else if (!strcmp(prompt_file, "-") ? !read_stdin(prompt) : !cli_read_file(prompt_file, prompt, CLI_MAX_TEXT_BYTES)) return 1;
+    if (escape) prompt = process_escapes(prompt);
+    if (prompt.size() > (size_t) INT32_MAX) { fprintf(stderr, "tern run: the prompt is too long\n"); return 1; }
+    if (ngl > 0) fprintf(stderr, "tern run: -ngl %ld: this build has no accelerator; every layer runs on the CPU\n", ngl);
+    if (n_ubatch > 0 && n_ubatch < n_batch) n_batch = n_ubatch;
+    const uint32_t used_seed = seed < 0 ? random_seed() : (uint32_t) seed;
+    sp.seed = used_seed;
     sp.penalty_last_n = (int32_t) last_n;
 
     tern_model * m = cli_load_model(path, mp);
     if (!m) return 1;
-    const double load_ms = tern_model_load_ms(m);
     const int32_t n_vocab = tern_model_n_vocab(m);
+    for (const logit_bias & b : biases) {
+        if (b.token >= n_vocab) {
+            fprintf(stderr, "tern run: --logit-bias: token %d is outside the vocabulary of %d\n", b.token, n_vocab);
+            tern_model_free(m);
+            return 1;
+        }
+    }
+    if (ignore_eos) {  // as llama.cpp: every end-of-generation token biased to -inf
+        for (tern_token t = 0; t < n_vocab; t++) {
+            if (tern_token_is_eog(m, t)) biases.push_back({t, -INFINITY});
+        }
+    }
 
-    // Prompt tokens.
-    std::vector<tern_token> tokens(strlen(prompt) + 8);
-    int32_t n_prompt = tern_tokenize(m, prompt, (int32_t) strlen(prompt), tokens.data(), (int32_t) tokens.size(),
-                                     1, 0);
+    // Prompt tokens, special tokens parsed (llama-cli's behaviour).
+    std::vector<tern_token> tokens(prompt.size() + 8);
+    int32_t n_prompt = tern_tokenize(m, prompt.data(), (int32_t) prompt.size(), tokens.data(), (int32_t) tokens.size(),
+                                     1, 1);
     if (n_prompt <= 0) {
         fprintf(stderr, "tern run: %s\n", n_prompt == 0 ? "the prompt has no tokens" : tern_last_error());
         tern_model_free(m);
@@ -169,6 +314,10 @@ int cmd_run(int argc, char ** argv) {
         tern_model_free(m);
         return 1;
     }
+    if (verbose) {
+        fprintf(stderr, "tern run: seed %u, %d prompt tokens, context %u, batch %u, threads %d, kernels %s\n", used_seed,
+                n_prompt, cp.n_ctx, cp.n_batch, cp.n_threads, tern_kernels_name());
+    }
     tern_context * ctx = NULL;
     tern_status st = tern_context_create(m, &cp, &ctx);
     if (st != TERN_OK) {
@@ -184,20 +333,21 @@ int cmd_run(int argc, char ** argv) {
         tern_model_free(m);
         return 1;
     }
+    // The penalty window starts with the prompt, as llama-cli's does.
+    for (tern_token t : tokens) tern_sampler_accept(smpl, t);
 
     int rc = 0;
     std::string text;
     std::vector<tern_token> generated;
     if (!json) {
-        fputs(prompt, stdout);
+        fputs(prompt.c_str(), stdout);
         fflush(stdout);
     }
     // --keep: tokens of the prompt that a context shift keeps (BOS always).
     const int32_t keep = n_keep < 0 || n_keep > n_prompt ? n_prompt
                        : (int32_t) n_keep + (tern_add_bos(m) && n_prompt > 0 && tokens[0] == tern_token_bos(m));
     run_self_extend ga = { (int32_t) ga_n, (int32_t) ga_w, 0 };
-    int32_t n_past = 0;          // position of the next token
-    const double t0 = now_ms();
+    int32_t n_past = 0;  // position of the next token
     // Prompt: what the prompt cache does not already hold.
     bool logits_ready = false;
     int32_t n_reused = 0;
@@ -207,19 +357,14 @@ int cmd_run(int argc, char ** argv) {
     if (!logits_ready) {
         std::vector<tern_pos> pos(n_prompt_eval);
         for (int32_t i = 0; i < n_prompt_eval; i++) pos[i] = n_reused + i;
+        std::vector<int8_t> all(n_prompt_eval, 1);
         tern_batch b = tern_batch_get_one(tokens.data() + n_reused, n_prompt_eval);
         b.pos = pos.data();
-        if (logits_out) {
-            std::vector<int8_t> all(n_prompt_eval, 1);
-            b.logits = all.data();
-            st = tern_decode(ctx, b);
-        } else {
-            st = tern_decode(ctx, b);
-        }
+        if (logits_out) b.logits = all.data();
+        st = tern_decode(ctx, b);
         n_past = n_prompt;
     }
     if (st == TERN_OK && prompt_cache && !logits_out && n_prompt_eval > 0) run_prompt_cache_save(ctx, prompt_cache, tokens);
-    const double t1 = now_ms();
     if (st == TERN_OK && logits_out) {
         FILE * f = fopen(logits_out, "wb");
         bool ok = f != NULL;
@@ -230,17 +375,22 @@ int cmd_run(int argc, char ** argv) {
         if (f) ok = (fclose(f) == 0) && ok;
         if (!ok) { fprintf(stderr, "tern run: cannot write '%s'\n", logits_out); rc = 1; }
     }
-    double t_gen = 0;
     const char * stop = "length";
     if (st == TERN_OK && rc == 0) {
-        const double g0 = now_ms();
         for (long k = 0; n_predict < 0 || k < n_predict; k++) {
+            float * logits = tern_get_logits_ith(ctx, -1);
+            if (logits) for (const logit_bias & b : biases) logits[b.token] += b.bias;
             tern_token t = tern_sampler_sample(smpl, ctx, -1);
             if (t < 0 || tern_token_is_eog(m, t)) { stop = "eog"; break; }
             generated.push_back(t);
             std::string pc = piece(m, t);
             text += pc;
             if (!json) { fputs(pc.c_str(), stdout); fflush(stdout); }
+            bool stopped = false;
+            for (const std::string & s : stops) {
+                stopped = stopped || (text.size() >= s.size() && text.compare(text.size() - s.size(), s.size(), s) == 0);
+            }
+            if (stopped) { stop = "stop_string"; break; }
             if (n_predict >= 0 && k + 1 == n_predict) break;
             // Room for the token: a full cache shifts (or stops), Self-Extend regroups.
             if (tern_kv_cache_used_cells(ctx) >= (int32_t) cp.n_ctx) {
@@ -259,14 +409,18 @@ int cmd_run(int argc, char ** argv) {
             if (st != TERN_OK) break;
             n_past++;
         }
-        t_gen = now_ms() - g0;
     }
     if (st != TERN_OK) {
         fprintf(stderr, "\ntern run: %s: %s\n", tern_status_str(st), tern_last_error());
         rc = 1;
     }
+    // Timings from the context's counters: prompt evaluation and one decode per generated token after the first.
+    const tern_perf_data pd = tern_perf_context(ctx);
+    const double p_tps = pd.t_p_eval_ms > 0 ? pd.n_p_eval * 1e3 / pd.t_p_eval_ms : 0.0;
+    const double e_tps = pd.t_eval_ms > 0 ? pd.n_eval * 1e3 / pd.t_eval_ms : 0.0;
     if (!json) {
         fputc('\n', stdout);
+        fflush(stdout);
     } else if (rc == 0) {
         std::string out = "{\"prompt_tokens\": [";
         for (int32_t i = 0; i < n_prompt; i++) out += (i ? ", " : "") + std::to_string(tokens[i]);
@@ -274,14 +428,21 @@ int cmd_run(int argc, char ** argv) {
         for (size_t i = 0; i < generated.size(); i++) out += (i ? ", " : "") + std::to_string(generated[i]);
         out += "], \"text\": ";
         json_append_string(out, text);
-        char timings[256];
-        snprintf(timings, sizeof(timings),
-                 ", \"stop\": \"%s\", \"timings\": {\"load_ms\": %.3f, \"prompt_eval_tokens\": %d, "
-                 "\"prompt_ms\": %.3f, \"prompt_tokens_per_s\": %.2f, \"gen_ms\": %.3f, \"gen_tokens_per_s\": %.2f}}",
-                 stop, load_ms, n_prompt_eval, t1 - t0, (t1 - t0) > 0 ? n_prompt_eval * 1e3 / (t1 - t0) : 0.0, t_gen,
-                 t_gen > 0 ? generated.size() * 1e3 / t_gen : 0.0);
-        out += timings;
+        char tail[512];
+        snprintf(tail, sizeof(tail),
+                 ", \"stop\": \"%s\", \"seed\": %u, \"timings\": {\"load_ms\": %.3f, \"prompt_eval_tokens\": %d, "
+                 "\"prompt_ms\": %.3f, \"prompt_tokens_per_s\": %.2f, \"eval_runs\": %d, \"gen_ms\": %.3f, "
+                 "\"gen_tokens_per_s\": %.2f}}",
+                 stop, used_seed, pd.t_load_ms, n_prompt_eval, pd.t_p_eval_ms, p_tps, pd.n_eval, pd.t_eval_ms, e_tps);
+        out += tail;
         puts(out.c_str());
+    }
+    if (perf) {
+        fprintf(stderr, "tern_perf:        load time = %10.2f ms\n", pd.t_load_ms);
+        fprintf(stderr, "tern_perf: prompt eval time = %10.2f ms / %5d tokens (%8.2f ms per token, %8.2f tokens per second)\n",
+                pd.t_p_eval_ms, pd.n_p_eval, pd.n_p_eval ? pd.t_p_eval_ms / pd.n_p_eval : 0.0, p_tps);
+        fprintf(stderr, "tern_perf:        eval time = %10.2f ms / %5d runs   (%8.2f ms per token, %8.2f tokens per second)\n",
+                pd.t_eval_ms, pd.n_eval, pd.n_eval ? pd.t_eval_ms / pd.n_eval : 0.0, e_tps);
     }
     tern_sampler_free(smpl);
     tern_context_free(ctx);

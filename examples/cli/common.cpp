@@ -148,3 +148,8 @@ void json_append_string(std::string & out, const std::string & s) {
     }
     out += '"';
 }
+
+void cli_print_version(void) {
+    printf("tern %s\nkernels: %s (compiled: %s; TERN_SIMD=%s)\n", TERN_VERSION, tern_kernels_name(),
+           tern_kernels_compiled_names(), TERN_SIMD_TARGET);
+}

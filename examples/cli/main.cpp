@@ -18,10 +18,6 @@ static void print_usage(FILE * f) {
         "Environment: TERN_KERNELS=scalar|avx2|avx512|neon forces a lower CPU kernel set.\n");
 }
 
-static void print_version(void) {
-    printf("tern %s\nkernels: %s (compiled: %s; TERN_SIMD=%s)\n", TERN_VERSION, tern_kernels_name(),
-           tern_kernels_compiled_names(), TERN_SIMD_TARGET);
-}
 
 static int dispatch(int argc, char ** argv) {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -29,7 +25,7 @@ static int dispatch(int argc, char ** argv) {
         return argc < 2 ? 1 : 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        print_version();
+        cli_print_version();
         return 0;
     }
     const char * cmd = argv[1];

@@ -51,6 +51,13 @@ struct tern_context {
     int32_t *           output_row;     // [n_ctx] row in logits of batch token i, -1: none
     int32_t             n_batch_last;   // tokens of the last decoded batch
 
+    // Performance counters (tern_perf_context): successful decodes of more than
+    // one token count as prompt evaluation, single tokens as generation.
+    int64_t             t_p_eval_us;
+    int64_t             t_eval_us;
+    int32_t             n_p_eval;
+    int32_t             n_eval;
+
     // Staging for one ubatch.
     int32_t *           slots;          // [n_batch]
     uint64_t *          seq_masks;      // [n_batch]

@@ -240,7 +240,18 @@ extern "C" tern_status tern_decode(tern_context * ctx, tern_batch batch) {
         return tern_fail(TERN_ERR_BUSY, "threadpool is running another decode (contexts sharing a pool must take "
                          "turns)");
     }
+    const int64_t t0 = port_time_us();
     tern_status st = decode_batch(ctx, batch);
+    if (st == TERN_OK) {
+        const int64_t dt = port_time_us() - t0;
+        if (batch.n_tokens > 1) {
+            ctx->t_p_eval_us += dt;
+            ctx->n_p_eval += batch.n_tokens;
+        } else {
+            ctx->t_eval_us += dt;
+            ctx->n_eval += 1;
+        }
+    }
     tern_threadpool_release(ctx->pool);
     context_leave(ctx);
     return st;
@@ -322,4 +333,22 @@ extern "C" float * tern_get_logits_ith(tern_context * ctx, int32_t i) {
         return NULL;
     }
     return ctx->logits + (size_t) row * ctx->model->hp.n_vocab;
+}
+
+extern "C" tern_perf_data tern_perf_context(const tern_context * ctx) {
+    tern_perf_data d;
+    memset(&d, 0, sizeof(d));
+    if (!ctx) return d;
+    d.t_load_ms = ctx->model->files.load_ms;
+    d.t_p_eval_ms = (double) ctx->t_p_eval_us / 1000.0;
+    d.t_eval_ms = (double) ctx->t_eval_us / 1000.0;
+    d.n_p_eval = ctx->n_p_eval;
+    d.n_eval = ctx->n_eval;
+    return d;
+}
+
+extern "C" void tern_perf_context_reset(tern_context * ctx) {
+    if (!ctx) return;
+    ctx->t_p_eval_us = ctx->t_eval_us = 0;
+    ctx->n_p_eval = ctx->n_eval = 0;
 }
