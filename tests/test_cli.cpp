@@ -56,6 +56,27 @@ static void test_info_all_models(void) {
     }
     closedir(d);
     CHECK(n >= 20);
+    // Every vocabulary file too (issue 10 item 5): exit 0, metadata and
+    // tokenizer printed, one line saying why it cannot run.
+    d = opendir((g_shared + "/vocab").c_str());
+    CHECK(d != NULL);
+    if (!d) return;
+    int n_vocab = 0;
+    while (struct dirent * e = readdir(d)) {
+        std::string name = e->d_name;
+        if (name.size() < 5 || name.substr(name.size() - 5) != ".gguf") continue;
+        std::string out;
+        int rc = run(g_bin + " info -m " + quote(g_shared + "/vocab/" + name) + " 2>/dev/null", out);
+        CHECK_MSG(rc == 0 && out.find("tokenizer:") != std::string::npos &&
+                  out.find("runnable:        no (") != std::string::npos, "tern info %s: exit %d\n%s", name.c_str(), rc,
+                  out.c_str());
+        n_vocab++;
+    }
+    closedir(d);
+    CHECK(n_vocab >= 10);
+    std::string out;
+    CHECK(run(g_bin + " info -m " + quote(g_shared + "/models/stories260K.gguf") + " 2>&1", out) == 0 &&
+          out.find("runnable:        yes") != std::string::npos);
 }
 
 static void test_bad_files(void) {

@@ -12,7 +12,11 @@ static void info_usage(FILE * f) {
         "\n"
         "Prints the architecture, hyper-parameters, tokenizer (model and size), every\n"
         "tensor (name, type, shape, bytes, offset), total bytes, load time and the load\n"
-        "path used (mmap, read or blob). A bad file prints one error line on stderr and\n"
+        "path used (mmap, read or blob), and whether Tern can run it. Any valid GGUF is\n"
+        "described: a file Tern cannot run (an architecture not compiled in, a vocabulary\n"
+        "without weights, inconsistent hyper-parameters) is read for its metadata and\n"
+        "tokenizer, with one `runnable: no (...)` line saying why, and exit status 0. A\n"
+        "broken file (not GGUF, truncated, malformed) prints one error line on stderr and\n"
         "exits with status 1.\n"
         "\n"
         "options:\n"
@@ -25,16 +29,21 @@ static void info_usage(FILE * f) {
         "  -h, --help         this text\n");
 }
 
-static tern_model * load_blob(const char * path, const tern_model_params & p, std::string & bytes) {
-    if (!cli_read_file(path, bytes, (size_t) PTRDIFF_MAX)) return NULL;
+// Load without printing; the status and error line are kept for the caller.
+static tern_model * load_quiet(const char * path, const tern_model_params & p, bool blob, std::string & bytes,
+                               tern_status * st, std::string * err) {
     tern_model * m = NULL;
-    tern_status st = tern_model_load_blob(bytes.data(), bytes.size(), &p, &m);
-    if (st != TERN_OK) {
-        fprintf(stderr, "tern: %s: %s\n", tern_status_str(st), tern_last_error());
-        return NULL;
+    if (blob) {
+        if (bytes.empty() && !cli_read_file(path, bytes, (size_t) PTRDIFF_MAX)) { *st = TERN_ERR_IO; *err = ""; return NULL; }
+        *st = tern_model_load_blob(bytes.data(), bytes.size(), &p, &m);
+    } else {
+        *st = tern_model_load_file(path, &p, &m);
     }
-    return m;
+    if (*st != TERN_OK) *err = std::string("tern: ") + tern_status_str(*st) + ": " + tern_last_error();
+    return *st == TERN_OK ? m : NULL;
 }
+
+static void quiet_log(tern_log_level, const char *, void *) {}
 
 int cmd_info(int argc, char ** argv) {
     const char * path = NULL;
@@ -53,9 +62,33 @@ int cmd_info(int argc, char ** argv) {
     }
     if (!path) { fprintf(stderr, "tern info: -m FILE is required\n"); return 1; }
 
-    std::string bytes;
-    tern_model * m = blob ? load_blob(path, p, bytes) : cli_load_model(path, p);
-    if (!m) return 1;
+    std::string bytes, err;
+    tern_status st = TERN_OK;
+    tern_model * m = load_quiet(path, p, blob, bytes, &st, &err);
+    std::string cannot_run;
+    if (!m && !p.vocab_only && (st == TERN_ERR_UNSUPPORTED || st == TERN_ERR_FORMAT || st == TERN_ERR_SHAPE)) {
+        // A valid GGUF that cannot run: describe its metadata and vocabulary.
+        tern_model_params vp = p;
+        vp.vocab_only = 1;
+        vp.check_tensors = 0;
+        std::string err2;
+        tern_status st2;
+        tern_log_set(quiet_log, NULL);  // its warnings were printed by the first attempt
+        m = load_quiet(path, vp, blob, bytes, &st2, &err2);
+        tern_log_set(NULL, NULL);
+        if (m) {
+            cannot_run = err;
+            const std::string prefix = std::string("tern: ") + tern_status_str(st) + ": ";
+            if (cannot_run.rfind(prefix, 0) == 0) cannot_run = cannot_run.substr(prefix.size());
+            const std::string file_prefix = std::string(path) + ": ";
+            if (cannot_run.rfind(file_prefix, 0) == 0) cannot_run = cannot_run.substr(file_prefix.size());
+            if (tern_model_n_tensors(m) == 0) cannot_run = "no weights: a vocabulary-only file";
+        }
+    }
+    if (!m) {
+        if (!err.empty()) fprintf(stderr, "%s\n", err.c_str());
+        return 1;
+    }
 
     printf("file:            %s\n", path);
     printf("load:            %s, %.2f ms\n", tern_model_load_path(m), tern_model_load_ms(m));
@@ -75,6 +108,9 @@ int cmd_info(int argc, char ** argv) {
     printf("tokenizer:       %s%s%s, %d tokens, bos %d, eos %d\n", tern_vocab_model_name(m), *pre ? " / " : "",
            pre, tern_model_n_vocab(m), tern_token_bos(m), tern_token_eos(m));
     printf("model tables:    %zu bytes (one arena)\n", tern_model_arena_size(m));
+    if (!cannot_run.empty()) printf("runnable:        no (%s)\n", cannot_run.c_str());
+    else if (p.vocab_only) printf("runnable:        not checked (--vocab-only)\n");
+    else printf("runnable:        yes\n");
 
     if (meta) {
         printf("\nmetadata (%d keys):\n", tern_model_meta_count(m));
