@@ -9,3 +9,9 @@ endif()
 # tern run's context shift and Self-Extend bookkeeping (examples/cli/run_context.cpp).
 tern_add_test(NAME test_run_context SOURCES test_run_context.cpp ${PROJECT_SOURCE_DIR}/examples/cli/run_context.cpp SHARED)
 target_include_directories(test_run_context PRIVATE ${PROJECT_SOURCE_DIR}/examples/cli)
+
+# tern chat: templates, messages files, and a real terminal session (tmux).
+if(TARGET tern_cli)
+  tern_add_test(NAME test_chat_cli SOURCES test_chat_cli.cpp SHARED)
+  add_dependencies(test_chat_cli tern_cli)
+endif()

@@ -7,6 +7,7 @@
 int cmd_info(int argc, char ** argv);
 int cmd_run(int argc, char ** argv);
 int cmd_tokenize(int argc, char ** argv);
+int cmd_chat(int argc, char ** argv);
 
 // Option parsing: value of argv[i + 1] for a flag, with a clear error when missing.
 bool cli_value(int argc, char ** argv, int & i, const char *& out);

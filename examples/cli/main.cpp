@@ -12,6 +12,7 @@ static void print_usage(FILE * f) {
         "  info      -m FILE            describe a GGUF model: architecture, hyper-parameters,\n"
         "                               tokenizer, every tensor, load time and path\n"
         "  run       -m FILE -p PROMPT  generate text (greedy with --temp 0)\n"
+        "  chat      -m FILE            chat with an instruct model (its chat template)\n"
         "  tokenize  -m FILE -p TEXT    print the token ids of a text\n"
         "\n"
         "`tern <command> --help` lists a command's options; `tern --version` the version and kernels.\n"
@@ -32,6 +33,7 @@ static int dispatch(int argc, char ** argv) {
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 1, argv + 1);
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "tokenize") == 0) return cmd_tokenize(argc - 1, argv + 1);
+    if (strcmp(cmd, "chat") == 0) return cmd_chat(argc - 1, argv + 1);
     fprintf(stderr, "tern: unknown command '%s' (try tern --help)\n", cmd);
     return 1;
 }
