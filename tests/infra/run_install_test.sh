@@ -41,6 +41,12 @@ fi
 for f in include/tern.h include/tern_config.h; do
     [ -f "$prefix/$f" ] && pass "installed $f" || fail "missing $prefix/$f"
 done
+if [ -x "$prefix/bin/tern" ]; then
+    pass "installed bin/tern"
+    "$prefix/bin/tern" --version > /dev/null 2>&1 && pass "installed tern runs" || fail "installed tern does not run"
+else
+    fail "missing $prefix/bin/tern"
+fi
 lib=$(find "$prefix" -name libtern.a | head -1)
 [ -n "$lib" ] && pass "installed ${lib#$prefix/}" || fail "no libtern.a under $prefix"
 
@@ -76,6 +82,15 @@ case "$flags" in
             "instead of derived from \${pcfiledir}?)" ;;
 esac
 # shellcheck disable=SC2086  # the flags are meant to split into words
+# Without --static too: libtern.a is the only library installed, so Libs must be enough.
+plain=$(PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs tern 2>&1)
+# shellcheck disable=SC2086
+if "$cc" $extra_cflags "$consumer/consumer.c" $plain -o "$tmp/pc-plain" > "$tmp/pc-plain.log" 2>&1; then
+    pass "pkg-config --libs tern (no --static) links: $plain"
+else
+    fail "pkg-config --libs tern (no --static) does not link:"
+    cat "$tmp/pc-plain.log"
+fi
 if "$cc" $extra_cflags "$consumer/consumer.c" $flags -o "$tmp/pc-consumer" > "$tmp/pc.log" 2>&1; then
     pass "pkg-config consumer builds with $cc (C driver, no libstdc++)"
     if "$tmp/pc-consumer"; then
