@@ -212,9 +212,15 @@ const char * tern_token_get_text(const tern_model * model, tern_token token);
 /* Tokenize text_len bytes of text. Returns the number of tokens written, or
  * -(number needed) when n_tokens_max is too small, or INT32_MIN on error
  * (tern_last_error says why). Working memory: one allocation per call, freed
- * before returning. */
+ * before returning (tern_tokenize_in below takes the caller's instead). */
 int32_t tern_tokenize(const tern_model * model, const char * text, int32_t text_len,
                       tern_token * tokens, int32_t n_tokens_max, int add_special, int parse_special);
+/* The same with the caller's working memory (no allocation): scratch of at
+ * least tern_tokenize_scratch_size(model, text_len) bytes, any alignment;
+ * INT32_MIN (TERN_ERR_NO_MEMORY in tern_last_error) when it is smaller. */
+size_t tern_tokenize_scratch_size(const tern_model * model, int32_t text_len);
+int32_t tern_tokenize_in(const tern_model * model, const char * text, int32_t text_len, tern_token * tokens,
+                         int32_t n_tokens_max, int add_special, int parse_special, void * scratch, size_t scratch_size);
 
 /* Bytes of one token's text (byte-fallback tokens give their byte). Returns the
  * number written, or -(needed) when buf is too small, or INT32_MIN for a token

@@ -20,6 +20,28 @@ extern "C" const char * tern_token_get_text(const tern_model * m, tern_token t) 
     return m ? vocab_token_text(&m->vocab, t) : NULL;
 }
 
+extern "C" size_t tern_tokenize_scratch_size(const tern_model * m, int32_t text_len) {
+    if (!m || text_len < 0) return 0;
+    return arena_buffer_size(vocab_tokenize_scratch_size(&m->vocab, text_len));
+}
+
+extern "C" int32_t tern_tokenize_in(const tern_model * m, const char * text, int32_t text_len, tern_token * tokens,
+                                    int32_t n_tokens_max, int add_special, int parse_special, void * scratch,
+                                    size_t scratch_size) {
+    if (!m || (!text && text_len > 0) || text_len < 0) {
+        tern_fail(TERN_ERR_INVALID_ARG, "tern_tokenize: bad arguments");
+        return INT32_MIN;
+    }
+    const size_t need = tern_tokenize_scratch_size(m, text_len);
+    tern_arena arena;
+    if (!scratch || scratch_size < need || !arena_init(&arena, scratch, scratch_size)) {
+        tern_fail(TERN_ERR_NO_MEMORY, "tern_tokenize: %zu bytes of scratch given, %zu needed for %d bytes of text",
+                  scratch_size, need, text_len);
+        return INT32_MIN;
+    }
+    return vocab_tokenize(&m->vocab, text, text_len, tokens, n_tokens_max, add_special != 0, parse_special != 0, &arena);
+}
+
 extern "C" int32_t tern_tokenize(const tern_model * m, const char * text, int32_t text_len, tern_token * tokens,
                                  int32_t n_tokens_max, int add_special, int parse_special) {
     if (!m || (!text && text_len > 0) || text_len < 0) {
@@ -27,16 +49,13 @@ extern "C" int32_t tern_tokenize(const tern_model * m, const char * text, int32_
         return INT32_MIN;
     }
     // The tokenizer's working memory: one allocation per call, released before returning.
-    const size_t bytes = arena_buffer_size(vocab_tokenize_scratch_size(&m->vocab, text_len));
+    const size_t bytes = tern_tokenize_scratch_size(m, text_len);
     void * mem = port_alloc(bytes);
     if (!mem) {
         tern_fail(TERN_ERR_NO_MEMORY, "tern_tokenize: cannot allocate %zu bytes of scratch", bytes);
         return INT32_MIN;
     }
-    tern_arena scratch;
-    arena_init(&scratch, mem, bytes);
-    int32_t n = vocab_tokenize(&m->vocab, text, text_len, tokens, n_tokens_max, add_special != 0, parse_special != 0,
-                               &scratch);
+    int32_t n = tern_tokenize_in(m, text, text_len, tokens, n_tokens_max, add_special, parse_special, mem, bytes);
     port_free(mem);
     return n;
 }

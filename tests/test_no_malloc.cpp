@@ -1,6 +1,7 @@
 // After tern_context_create, decode and sampling never touch the heap, nor do
 // the KV cache's sequence operations, the K-shift, defragmentation and state
-// save/restore into a caller buffer: this test interposes
+// save/restore into a caller buffer, and tokenizing into caller scratch
+// (tern_tokenize_in): this test interposes
 // malloc/calloc/realloc/free (forwarding to glibc's) and counts the calls.
 #include <stddef.h>
 #include <stdint.h>
@@ -76,6 +77,17 @@ static void run_model(const char * name, int n_threads) {
         if (st == TERN_OK) st = tern_decode(ctx, b);
     }
     g_counting = 0;
+    // Tokenizing into caller scratch takes no heap either.
+    const char * text = "Once upon a time, there was a little girl.";
+    std::vector<uint8_t> scratch(tern_tokenize_scratch_size(m, (int32_t) strlen(text)));
+    std::vector<tern_token> toks(64);
+    g_counting = 1;
+    const int32_t n_tok = tern_tokenize_in(m, text, (int32_t) strlen(text), toks.data(), 64, 1, 1, scratch.data(),
+                                           scratch.size());
+    const int32_t n_small = tern_tokenize_in(m, text, (int32_t) strlen(text), toks.data(), 64, 1, 1, scratch.data(),
+                                             scratch.size() - 1);
+    g_counting = 0;
+    CHECK_MSG(n_tok > 5 && n_small == INT32_MIN, "tokenize_in: %d, with one byte less %d", n_tok, n_small);
     CHECK_MSG(st == TERN_OK, "%s: %s", name, tern_last_error());
     CHECK(steps == 64);
     CHECK_MSG(g_calls == 0, "%s (%d threads): %ld heap calls during decode", name, n_threads, (long) g_calls);
