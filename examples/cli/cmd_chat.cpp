@@ -1,12 +1,19 @@
 // tern chat: a conversation with an instruct model, formatted by its chat
 // template. The history stays in the KV cache: each turn formats the whole
-// conversation (as llama.cpp's chat examples do) and decodes only the part
-// after what was already decoded. Interactive on a terminal (or any stdin):
-// Ctrl-C stops the reply in progress, Ctrl-C at the prompt or Ctrl-D exits,
-// /clear forgets the conversation (the system prompt stays). For scripts:
-// --messages FILE.json answers one conversation; --print-prompt prints the
-// formatted prompt and exits.
-#include <errno.h>
+// conversation (as llama.cpp's chat examples do) and decodes only the text after
+// what the cache already holds. The cache holds exactly the formatted prompt of
+// the last turn plus the reply's tokens, so the next turn's text starts with the
+// template's end-of-turn marker; should a template change text already decoded
+// (one that trims replies, say), the cache is cut back to the last point where
+// the two agree and decoding resumes there.
+//
+// Interactive on a terminal (or any stdin): Ctrl-C stops the reply (or the
+// prompt evaluation) in progress, Ctrl-C at the prompt or Ctrl-D exits with
+// status 0, /clear forgets the conversation (the system prompt stays). A full
+// context stops the reply with a note; the chat goes on (/clear makes room).
+// For scripts: --messages FILE.json answers one conversation; --print-prompt
+// prints the formatted prompt and exits.
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,34 +30,48 @@
 static void chat_usage(FILE * f) {
     fprintf(f,
         "usage: tern chat -m FILE [options]\n"
+        "       tern chat [-m FILE | --chat-template T] --messages FILE.json [--print-prompt]\n"
         "\n"
-        "Chats with an instruct model: type a message, the reply streams back. The\n"
-        "history stays in the KV cache; each turn evaluates only the new text.\n"
-        "Ctrl-C stops a reply; Ctrl-C at the prompt or Ctrl-D exits; /clear starts over.\n"
+        "Chats with an instruct model: type a message, the reply streams back, and a\n"
+        "timings line follows on stderr. The history stays in the KV cache; each turn\n"
+        "evaluates only the new text. Ctrl-C stops a reply; Ctrl-C at the prompt or\n"
+        "Ctrl-D exits; /clear starts over (keeping the system prompt); a line ending\n"
+        "in \\ continues on the next line.\n"
         "\n"
         "options:\n"
         "  -m, --model FILE         GGUF model\n"
-        "  -sys, --system-prompt S  system message\n"
-        "  --chat-template T        a built-in template name (chatml, llama3, ...) or Jinja\n"
-        "                           source (default: the model's tokenizer.chat_template,\n"
+        "  -sys, --system-prompt S  system message (with --messages: put first)\n"
+        "  --chat-template T        a built-in template name (chatml, llama3, mistral-v7, ...)\n"
+        "                           or Jinja source (default: the model's tokenizer.chat_template,\n"
         "                           else chatml with a note)\n"
-        "  --messages FILE.json     answer this conversation ([{\"role\": ..., \"content\": ...}])\n"
-        "                           and exit\n"
-        "  --print-prompt           with --messages: print the formatted prompt and exit\n"
-        "                           (-m is only read for its template; not needed with\n"
-        "                           --chat-template)\n"
+        "  --messages FILE.json     answer this conversation and exit: an OpenAI-style array\n"
+        "                           [{\"role\": \"user\", \"content\": \"...\"}, ...]\n"
+        "  --print-prompt           with --messages: print the formatted prompt (ending with the\n"
+        "                           assistant's opening) and exit; -m is read for its template\n"
+        "                           only, and not needed with --chat-template\n"
         "  -n, --n-predict N        most tokens per reply (default -1: until the end of the turn)\n"
-        "  -c, --ctx-size N         context size (default 4096, at most the training context)\n"
+        "  -c, --ctx-size N         context size (default 4096, at most the training context;\n"
+        "                           0: the training context)\n"
+        "  -b, --batch-size N       prompt tokens per decode (default 512)\n"
         "  -t, --threads N          threads (default: the online CPUs, at most 4)\n"
         "  --temp T                 temperature (default 0.8; 0: greedy)\n"
-        "  --top-k K, --top-p P, --min-p P, --repeat-penalty R   as tern run\n"
-        "  -s, --seed S             sampler seed (default 0)\n"
+        "  --top-k K                top-k (default 40; 0: off)\n"
+        "  --top-p P                top-p (default 0.95; 1: off)\n"
+        "  --min-p P                min-p (default 0.05; 0: off)\n"
+        "  --repeat-penalty R       repetition penalty (default 1: off)\n"
+        "  --repeat-last-n N        tokens the penalty looks back over, the conversation included\n"
+        "                           (default 64)\n"
+        "  -s, --seed S             sampler seed (default: random)\n"
         "  --no-perf                no timings line after each reply\n"
+        "  -v, --verbose            the seed and settings, and per turn the cache bookkeeping\n"
+        "                           (tokens kept, tokens cut back), on stderr\n"
         "  -h, --help               this text\n");
 }
 
 static volatile sig_atomic_t g_interrupted = 0;
+static volatile sig_atomic_t g_abort_decode = 0;  // Ctrl-C may abort the decode in progress (prompt only)
 static void on_sigint(int) { g_interrupted = 1; }
+static int abort_cb(void *) { return g_abort_decode && g_interrupted; }
 
 static double now_ms(void) {
     struct timespec ts;
@@ -58,129 +79,267 @@ static double now_ms(void) {
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-// Format messages; empty string and an error line when the template fails.
+// A random seed when none is given, as tern run: /dev/urandom, else the clock and the pid.
+static uint32_t random_seed(void) {
+    uint32_t s = 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (read(fd, &s, sizeof(s)) != (ssize_t) sizeof(s)) s = 0;
+        close(fd);
+    }
+    if (s == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        s = (uint32_t) ts.tv_nsec ^ ((uint32_t) ts.tv_sec << 7) ^ ((uint32_t) getpid() << 16);
+    }
+    return s;
+}
+
+// Format messages with tmpl; false after an error line when the template fails.
 static bool format_chat(const char * tmpl, const std::vector<chat_msg> & msgs, bool add_assistant, std::string * out) {
     std::vector<tern_chat_message> v;
+    v.reserve(msgs.size());
     for (const chat_msg & m : msgs) v.push_back({m.role.c_str(), m.content.c_str()});
-    int32_t n = tern_chat_apply_template(tmpl, v.data(), v.size(), add_assistant, NULL, 0);
+    const int32_t n = tern_chat_apply_template(tmpl, v.data(), v.size(), add_assistant, NULL, 0);
     if (n < 0) {
-        fprintf(stderr, "tern chat: template '%.40s': %s\n", tmpl ? tmpl : "chatml", tern_last_error());
+        fprintf(stderr, "tern chat: template '%.40s%s': %s\n", tmpl, strlen(tmpl) > 40 ? "..." : "", tern_last_error());
         return false;
     }
     std::vector<char> buf((size_t) n + 1);
-    tern_chat_apply_template(tmpl, v.data(), v.size(), add_assistant, buf.data(), n + 1);
+    if (tern_chat_apply_template(tmpl, v.data(), v.size(), add_assistant, buf.data(), buf.size()) != n) {
+        fprintf(stderr, "tern chat: template: %s\n", tern_last_error());
+        return false;
+    }
     out->assign(buf.data(), (size_t) n);
     return true;
 }
 
 static std::string piece(const tern_model * m, tern_token t) {
-    char buf[256];
+    char buf[128];
     int32_t n = tern_token_to_piece(m, t, buf, sizeof(buf), 0);
-    return n > 0 ? std::string(buf, (size_t) n) : std::string();
+    if (n >= 0) return std::string(buf, (size_t) n);
+    if (n == INT32_MIN) return std::string();
+    std::vector<char> big((size_t) -n);
+    n = tern_token_to_piece(m, t, big.data(), (int32_t) big.size(), 0);
+    return n > 0 ? std::string(big.data(), (size_t) n) : std::string();
 }
+
+// A point where the cache and the text agree: the first `bytes` bytes of
+// `cached` are exactly the tokens at positions [0, n_past).
+struct chat_mark {
+    size_t bytes;
+    int32_t n_past;
+};
 
 struct chat_session {
     tern_model * m;
     tern_context * ctx;
     tern_sampler * smpl;
-    const char * tmpl;
+    std::string tmpl;
     uint32_t n_ctx, n_batch;
     long n_predict;
-    bool perf;
+    bool perf, verbose;
     std::vector<chat_msg> history;
-    size_t decoded_len;  // bytes of the formatted conversation already in the cache
+    std::string cached;            // the text whose tokens the cache holds
+    std::vector<chat_mark> marks;  // increasing; marks[0] = {0, 0}
     int32_t n_past;
 };
 
-// Decode text (special tokens parsed) at n_past in n_batch pieces.
-static tern_status feed(chat_session * s, const std::string & text, bool first, int32_t * n_tokens) {
-    std::vector<tern_token> toks(text.size() + 8);
-    int32_t n = tern_tokenize(s->m, text.data(), (int32_t) text.size(), toks.data(), (int32_t) toks.size(), first, 1);
-    if (n < 0) {
-        fprintf(stderr, "tern chat: %s\n", tern_last_error());
-        return TERN_ERR_INVALID_ARG;
-    }
-    *n_tokens = n;
-    for (int32_t i = 0; i < n; i += (int32_t) s->n_batch) {
-        const int32_t k = n - i < (int32_t) s->n_batch ? n - i : (int32_t) s->n_batch;
-        std::vector<tern_pos> pos(k);
-        for (int32_t j = 0; j < k; j++) pos[j] = s->n_past + j;
-        tern_batch b = tern_batch_get_one(toks.data() + i, k);
-        b.pos = pos.data();
-        tern_status st = tern_decode(s->ctx, b);
-        if (st != TERN_OK) return st;
-        s->n_past += k;
-    }
-    return TERN_OK;
+static void session_clear(chat_session * s) {
+    tern_kv_cache_clear(s->ctx);
+    tern_sampler_reset(s->smpl);
+    s->cached.clear();
+    s->marks.assign(1, chat_mark{0, 0});
+    s->n_past = 0;
 }
 
-// One assistant turn: format, decode the new part, stream the reply.
-// Returns false when the conversation cannot go on (full context, an error).
-static bool reply(chat_session * s, std::string * out) {
+// Cut the cache back to the last mark at or before `bytes` of cached text.
+static void session_truncate(chat_session * s, size_t bytes) {
+    while (s->marks.size() > 1 && s->marks.back().bytes > bytes) s->marks.pop_back();
+    const chat_mark & k = s->marks.back();
+    if (k.n_past < s->n_past) tern_kv_cache_seq_rm(s->ctx, 0, k.n_past, -1);
+    s->cached.resize(k.bytes);
+    s->n_past = k.n_past;
+}
+
+enum feed_result { FEED_OK, FEED_FULL, FEED_STOPPED, FEED_ERROR };
+
+// Decode text (special tokens parsed; BOS when the cache is empty) after what
+// the cache holds, n_batch tokens at a time. Anything but FEED_OK leaves the
+// cache as it was. *n_tokens: how many tokens the text made.
+static feed_result feed(chat_session * s, const std::string & text, int32_t * n_tokens) {
+    *n_tokens = 0;
+    if (text.size() > (size_t) INT32_MAX - 16) {
+        fprintf(stderr, "\ntern chat: the conversation is too long\n");
+        return FEED_ERROR;
+    }
+    std::vector<tern_token> toks(text.size() + 16);
+    const int add_bos = s->n_past == 0;
+    int32_t n = tern_tokenize(s->m, text.data(), (int32_t) text.size(), toks.data(), (int32_t) toks.size(), add_bos, 1);
+    if (n < 0 && n != INT32_MIN) {
+        toks.resize((size_t) -n);
+        n = tern_tokenize(s->m, text.data(), (int32_t) text.size(), toks.data(), (int32_t) toks.size(), add_bos, 1);
+    }
+    if (n < 0) {
+        fprintf(stderr, "\ntern chat: %s\n", tern_last_error());
+        return FEED_ERROR;
+    }
+    *n_tokens = n;
+    if (n == 0) {
+        fprintf(stderr, "tern chat: the formatted conversation is empty: nothing to answer\n");
+        return FEED_ERROR;
+    }
+    if ((int64_t) s->n_past + n > (int64_t) s->n_ctx) return FEED_FULL;
+    const int32_t start = s->n_past;
+    std::vector<tern_pos> pos(s->n_batch);
+    feed_result r = FEED_OK;
+    g_abort_decode = 1;
+    for (int32_t i = 0; i < n; i += (int32_t) s->n_batch) {
+        if (g_interrupted) { r = FEED_STOPPED; break; }
+        const int32_t k = n - i < (int32_t) s->n_batch ? n - i : (int32_t) s->n_batch;
+        for (int32_t j = 0; j < k; j++) pos[j] = start + i + j;
+        tern_batch b = tern_batch_get_one(toks.data() + i, k);
+        b.pos = pos.data();
+        const tern_status st = tern_decode(s->ctx, b);
+        if (st == TERN_ERR_ABORTED) { r = FEED_STOPPED; break; }
+        if (st == TERN_ERR_CONTEXT_FULL) { r = FEED_FULL; break; }
+        if (st != TERN_OK) {
+            fprintf(stderr, "\ntern chat: %s: %s\n", tern_status_str(st), tern_last_error());
+            r = FEED_ERROR;
+            break;
+        }
+    }
+    g_abort_decode = 0;
+    if (r != FEED_OK) {
+        tern_kv_cache_seq_rm(s->ctx, 0, start, -1);
+        return r;
+    }
+    for (int32_t i = 0; i < n; i++) tern_sampler_accept(s->smpl, toks[(size_t) i]);  // the penalties see the conversation
+    s->n_past = start + n;
+    s->cached += text;
+    s->marks.push_back(chat_mark{s->cached.size(), s->n_past});
+    return FEED_OK;
+}
+
+enum turn_result { TURN_DONE, TURN_STOPPED, TURN_FULL, TURN_NO_ROOM, TURN_ERROR };
+
+static void print_full(const chat_session * s, bool in_prompt, int32_t n_more) {
+    if (in_prompt)
+        fprintf(stderr, "tern chat: context full: this turn needs %d tokens, %u of %u are free "
+                "(/clear starts over; -c sets the size)\n", n_more, s->n_ctx - (uint32_t) s->n_past, s->n_ctx);
+    else
+        fprintf(stderr, "tern chat: context full (%u tokens): reply stopped (/clear starts over; -c sets the size)\n",
+                s->n_ctx);
+}
+
+// One assistant turn for s->history (ending with the user's message): format,
+// decode what the cache lacks, stream the reply to stdout and add it to the
+// history. TURN_NO_ROOM and a prompt stopped by Ctrl-C leave history and cache
+// as they were, less the last message (the caller drops it).
+static turn_result turn(chat_session * s, std::string * reply) {
+    reply->clear();
     std::string formatted;
-    if (!format_chat(s->tmpl, s->history, true, &formatted)) return false;
-    const std::string fresh = formatted.substr(s->decoded_len < formatted.size() ? s->decoded_len : formatted.size());
-    const tern_perf_data p0 = tern_perf_context(s->ctx);
+    if (!format_chat(s->tmpl.c_str(), s->history, true, &formatted)) return TURN_ERROR;
+    // The cache must hold a prefix of the new text: cut it back to where they agree.
+    size_t same = 0;
+    const size_t lim = s->cached.size() < formatted.size() ? s->cached.size() : formatted.size();
+    while (same < lim && s->cached[same] == formatted[same]) same++;
+    // The logits come from the last token decoded: there must be new text, so
+    // a cache that holds it all already is cut back by at least one mark.
+    if (same == formatted.size() && same > 0) same--;
+    const int32_t n_had = s->n_past;
+    const bool changed = same < s->cached.size();
+    if (changed) session_truncate(s, same);
+    if (s->verbose) {
+        fprintf(stderr, "tern chat: cache: %d tokens kept", s->n_past);
+        if (changed) fprintf(stderr, ", %d cut back (the new text differs from byte %zu on)", n_had - s->n_past, same);
+        fputc('\n', stderr);
+    }
+
     int32_t n_prompt = 0;
     const double t0 = now_ms();
-    tern_status st = feed(s, fresh, s->decoded_len == 0, &n_prompt);
-    const double t1 = now_ms();
-    if (st == TERN_ERR_CONTEXT_FULL || (st == TERN_OK && (uint32_t) s->n_past >= s->n_ctx)) {
-        fprintf(stderr, "\ntern chat: context full (%u tokens): /clear to start over\n", s->n_ctx);
-        return false;
-    }
-    if (st != TERN_OK) {
-        fprintf(stderr, "\ntern chat: %s: %s\n", tern_status_str(st), tern_last_error());
-        return false;
-    }
-    out->clear();
-    g_interrupted = 0;
-    int32_t n_gen = 0;
-    bool full = false;
+    const feed_result fr = feed(s, formatted.substr(s->cached.size()), &n_prompt);
+    const double t_prompt = now_ms() - t0;
+    if (fr == FEED_FULL) { print_full(s, true, n_prompt); return TURN_NO_ROOM; }
+    if (fr == FEED_STOPPED) { fprintf(stderr, "[stopped]\n"); return TURN_NO_ROOM; }
+    if (fr == FEED_ERROR) return TURN_ERROR;
+
+    int32_t n_eval = 0;
+    double t_eval = 0;
+    bool full = false, stopped = false, failed = false;
     for (long k = 0; s->n_predict < 0 || k < s->n_predict; k++) {
-        if (g_interrupted) break;
+        if (g_interrupted) { stopped = true; break; }
         tern_token t = tern_sampler_sample(s->smpl, s->ctx, -1);
-        if (t < 0 || tern_token_is_eog(s->m, t)) break;
+        if (t < 0) {
+            fprintf(stderr, "\ntern chat: sampling: %s\n", tern_last_error());
+            failed = true;
+            break;
+        }
+        if (tern_token_is_eog(s->m, t)) break;
         const std::string pc = piece(s->m, t);
-        *out += pc;
-        fputs(pc.c_str(), stdout);
+        *reply += pc;
+        fwrite(pc.data(), 1, pc.size(), stdout);
         fflush(stdout);
-        n_gen++;
         if ((uint32_t) s->n_past >= s->n_ctx) { full = true; break; }
         tern_batch b = tern_batch_get_one(&t, 1);
         tern_pos pos = s->n_past;
         b.pos = &pos;
-        if (tern_decode(s->ctx, b) != TERN_OK) { full = true; break; }
+        const double e0 = now_ms();
+        const tern_status st = tern_decode(s->ctx, b);
+        t_eval += now_ms() - e0;
+        if (st == TERN_ERR_CONTEXT_FULL) { full = true; break; }
+        if (st != TERN_OK) {
+            fprintf(stderr, "\ntern chat: %s: %s\n", tern_status_str(st), tern_last_error());
+            failed = true;
+            break;
+        }
+        n_eval++;
         s->n_past++;
+        s->cached += pc;
+        s->marks.push_back(chat_mark{s->cached.size(), s->n_past});
     }
     fputc('\n', stdout);
     fflush(stdout);
-    if (s->perf) {
-        const tern_perf_data p1 = tern_perf_context(s->ctx);
-        const double e_ms = p1.t_eval_ms - p0.t_eval_ms;
-        const int32_t e_n = p1.n_eval - p0.n_eval;
-        fprintf(stderr, "[prompt %d tokens %.1f ms %.1f t/s | reply %d tokens %.1f ms %.1f t/s]\n", n_prompt, t1 - t0,
-                t1 > t0 ? n_prompt * 1e3 / (t1 - t0) : 0.0, n_gen, e_ms, e_ms > 0 ? e_n * 1e3 / e_ms : 0.0);
+    if (s->perf)
+        fprintf(stderr, "prompt eval: %d tokens, %.2f ms, %.2f t/s | eval: %d tokens, %.2f ms, %.2f t/s\n", n_prompt,
+                t_prompt, t_prompt > 0 ? n_prompt * 1e3 / t_prompt : 0.0, n_eval, t_eval,
+                t_eval > 0 ? n_eval * 1e3 / t_eval : 0.0);
+    s->history.push_back({"assistant", *reply});
+    if (failed) return TURN_ERROR;
+    if (full) { print_full(s, false, 0); return TURN_FULL; }
+    if (stopped) { fprintf(stderr, "[stopped]\n"); return TURN_STOPPED; }
+    return TURN_DONE;
+}
+
+// One line of input (without its newline); a line ending in '\' continues on
+// the next. false at the end of input or on Ctrl-C (errno EINTR).
+static bool read_line(std::string * line, bool tty) {
+    line->clear();
+    for (;;) {
+        int c;
+        size_t start = line->size();
+        while ((c = fgetc(stdin)) != EOF && c != '\n') *line += (char) c;
+        if (g_interrupted) return false;
+        if (c == EOF && line->size() == start && start == 0) return false;
+        if (!line->empty() && line->back() == '\r') line->pop_back();
+        if (c != EOF && !line->empty() && line->back() == '\\') {
+            line->back() = '\n';
+            if (tty) { fputs(". ", stdout); fflush(stdout); }
+            continue;
+        }
+        return true;
     }
-    if (g_interrupted) fprintf(stderr, "[stopped]\n");
-    s->history.push_back({"assistant", *out});
-    std::string so_far;
-    if (!format_chat(s->tmpl, s->history, false, &so_far)) return false;
-    s->decoded_len = so_far.size();
-    if (full) {
-        fprintf(stderr, "tern chat: context full (%u tokens): /clear to start over\n", s->n_ctx);
-        return false;
-    }
-    return true;
 }
 
 int cmd_chat(int argc, char ** argv) {
     const char * path = NULL, * system_prompt = NULL, * tmpl_arg = NULL, * messages_file = NULL;
-    bool print_prompt = false, perf = true;
-    long n_online = sysconf(_SC_NPROCESSORS_ONLN);
-    long n_predict = -1, n_ctx = 4096, n_threads = n_online > 0 && n_online < 4 ? n_online : 4, seed = 0;
+    bool print_prompt = false, perf = true, verbose = false;
+    const long n_online = sysconf(_SC_NPROCESSORS_ONLN);
+    long n_predict = -1, n_ctx = 4096, n_batch = 512, last_n = 64, seed = -1;
+    long n_threads = n_online > 0 && n_online < 4 ? n_online : 4;
     tern_sampler_params sp = tern_sampler_default_params();
-    sp.temp = 0.8f; sp.top_k = 40; sp.top_p = 0.95f; sp.min_p = 0.05f; sp.repeat_penalty = 1.0f;
+    sp.temp = 0.8f; sp.top_k = 40; sp.top_p = 0.95f; sp.min_p = 0.05f;
+    sp.repeat_penalty = 1.0f; sp.frequency_penalty = 0.0f; sp.presence_penalty = 0.0f;
     for (int i = 1; i < argc; i++) {
         const char * a = argv[i];
         bool ok = true;
@@ -191,20 +350,26 @@ int cmd_chat(int argc, char ** argv) {
         else if (!strcmp(a, "--print-prompt")) print_prompt = true;
         else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) ok = cli_int(argc, argv, i, n_predict, -1, INT32_MAX);
         else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) ok = cli_int(argc, argv, i, n_ctx, 0, INT32_MAX);
+        else if (!strcmp(a, "-b") || !strcmp(a, "--batch-size")) ok = cli_int(argc, argv, i, n_batch, 1, INT32_MAX);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = cli_int(argc, argv, i, n_threads, 1, TERN_MAX_THREADS);
         else if (!strcmp(a, "--temp")) ok = cli_float(argc, argv, i, sp.temp);
-        else if (!strcmp(a, "--top-k")) { long k; ok = cli_int(argc, argv, i, k, 0, INT32_MAX); sp.top_k = (int32_t) k; }
+        else if (!strcmp(a, "--top-k")) { long k = 0; ok = cli_int(argc, argv, i, k, 0, INT32_MAX); sp.top_k = (int32_t) k; }
         else if (!strcmp(a, "--top-p")) ok = cli_float(argc, argv, i, sp.top_p);
         else if (!strcmp(a, "--min-p")) ok = cli_float(argc, argv, i, sp.min_p);
         else if (!strcmp(a, "--repeat-penalty")) ok = cli_float(argc, argv, i, sp.repeat_penalty);
+        else if (!strcmp(a, "--repeat-last-n")) ok = cli_int(argc, argv, i, last_n, 0, INT32_MAX);
         else if (!strcmp(a, "-s") || !strcmp(a, "--seed")) ok = cli_int(argc, argv, i, seed, 0, (long) (UINT32_MAX > LONG_MAX ? LONG_MAX : UINT32_MAX));
         else if (!strcmp(a, "--no-perf")) perf = false;
+        else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) verbose = true;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { chat_usage(stdout); return 0; }
         else { fprintf(stderr, "tern chat: unknown option '%s'\n", a); chat_usage(stderr); return 1; }
         if (!ok) return 1;
     }
-    if (print_prompt && !messages_file) { fprintf(stderr, "tern chat: --print-prompt needs --messages FILE\n"); return 1; }
-    if (!path && !(print_prompt && tmpl_arg)) { fprintf(stderr, "tern chat: -m FILE is required\n"); return 1; }
+    if (print_prompt && !messages_file) { fprintf(stderr, "tern chat: --print-prompt needs --messages FILE.json\n"); return 1; }
+    if (!path && !(print_prompt && tmpl_arg)) {
+        fprintf(stderr, "tern chat: -m FILE is required (try tern chat --help)\n");
+        return 1;
+    }
 
     std::vector<chat_msg> messages;
     if (messages_file) {
@@ -214,9 +379,10 @@ int cmd_chat(int argc, char ** argv) {
             fprintf(stderr, "tern chat: %s: %s\n", messages_file, error.c_str());
             return 1;
         }
+        if (system_prompt) messages.insert(messages.begin(), chat_msg{"system", system_prompt});
     }
 
-    // The model: only its vocabulary and template for --print-prompt.
+    // The model; for --print-prompt only its vocabulary and template.
     tern_model * m = NULL;
     if (path) {
         tern_model_params mp = tern_model_default_params();
@@ -235,7 +401,7 @@ int cmd_chat(int argc, char ** argv) {
             tmpl.assign(buf.data(), (size_t) n);
         } else {
             tmpl = "chatml";
-            if (!print_prompt) fprintf(stderr, "tern chat: the model has no chat template: using chatml\n");
+            fprintf(stderr, "tern chat: the model has no chat template: using chatml\n");
         }
     }
     // Check the template once, before anything else happens.
@@ -254,58 +420,74 @@ int cmd_chat(int argc, char ** argv) {
 
     tern_context_params cp = tern_context_default_params();
     const int32_t n_train = tern_model_n_ctx_train(m);
-    cp.n_ctx = (uint32_t) (n_ctx == 0 || n_ctx > n_train ? n_train : n_ctx);
-    cp.n_batch = cp.n_ctx < 512 ? cp.n_ctx : 512;
+    cp.n_ctx = (uint32_t) (n_ctx == 0 || (n_train > 0 && n_ctx > n_train) ? n_train : n_ctx);
+    cp.n_batch = (uint32_t) (n_batch < (long) cp.n_ctx ? n_batch : (long) cp.n_ctx);
     cp.n_threads = (int32_t) n_threads;
-    sp.seed = (uint32_t) seed;
+    cp.abort_callback = abort_cb;
+    sp.seed = seed < 0 ? random_seed() : (uint32_t) seed;
+    sp.penalty_last_n = (int32_t) last_n;
     tern_context * ctx = NULL;
     tern_sampler * smpl = NULL;
     tern_status st = tern_context_create(m, &cp, &ctx);
     if (st == TERN_OK) st = tern_sampler_create(m, &sp, NULL, 0, &smpl);
     if (st != TERN_OK) {
         fprintf(stderr, "tern chat: %s: %s\n", tern_status_str(st), tern_last_error());
+        tern_sampler_free(smpl);
         tern_context_free(ctx);
         tern_model_free(m);
         return 1;
     }
-    chat_session s = {m, ctx, smpl, tmpl.c_str(), cp.n_ctx, cp.n_batch, n_predict, perf, {}, 0, 0};
+    if (verbose)
+        fprintf(stderr, "tern chat: seed %u, context %u, batch %u, threads %d, template %.40s%s\n", sp.seed, cp.n_ctx,
+                cp.n_batch, cp.n_threads, tmpl.c_str(), tmpl.size() > 40 ? "..." : "");
+    chat_session s;
+    s.m = m;
+    s.ctx = ctx;
+    s.smpl = smpl;
+    s.tmpl = tmpl;
+    s.n_ctx = cp.n_ctx;
+    s.n_batch = cp.n_batch;
+    s.n_predict = n_predict;
+    s.perf = perf;
+    s.verbose = verbose;
+    s.marks.assign(1, chat_mark{0, 0});
+    s.n_past = 0;
+
     int rc = 0;
     if (messages_file) {
         s.history = messages;
         std::string out;
-        rc = reply(&s, &out) ? 0 : 1;
+        const turn_result r = turn(&s, &out);
+        rc = r == TURN_DONE || r == TURN_FULL || r == TURN_STOPPED ? 0 : 1;  // a reply cut short is still a reply
     } else {
         struct sigaction sa;
         memset(&sa, 0, sizeof(sa));
         sa.sa_handler = on_sigint;
-        sigaction(SIGINT, &sa, NULL);  // no SA_RESTART: a Ctrl-C interrupts the read at the prompt
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);  // no SA_RESTART: Ctrl-C at the prompt ends the read
         if (system_prompt) s.history.push_back({"system", system_prompt});
-        const bool tty = isatty(0);
+        const bool tty = isatty(0) != 0;
         std::string line;
         for (;;) {
             if (tty) { fputs("> ", stdout); fflush(stdout); }
             g_interrupted = 0;
-            line.clear();
-            int c;
-            while ((c = fgetc(stdin)) != EOF && c != '\n') line += (char) c;
-            if (g_interrupted || (c == EOF && line.empty())) {
+            if (!read_line(&line, tty)) {
                 if (tty) fputc('\n', stdout);
                 break;  // Ctrl-C at the prompt or Ctrl-D (end of input): a clean exit
             }
             if (line == "/clear") {
-                tern_kv_cache_clear(ctx);
-                tern_sampler_reset(smpl);
+                session_clear(&s);
                 s.history.clear();
                 if (system_prompt) s.history.push_back({"system", system_prompt});
-                s.decoded_len = 0;
-                s.n_past = 0;
                 fprintf(stderr, "[cleared]\n");
                 continue;
             }
             if (line.empty()) continue;
             s.history.push_back({"user", line});
             std::string out;
-            if (!reply(&s, &out)) break;
+            const turn_result r = turn(&s, &out);
+            if (r == TURN_NO_ROOM) s.history.pop_back();  // the message was not taken
+            if (r == TURN_ERROR) { rc = 1; break; }
         }
     }
     tern_sampler_free(smpl);
