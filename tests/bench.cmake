@@ -1,12 +1,16 @@
+include(${PROJECT_SOURCE_DIR}/toolchain/emulator.cmake)  # tern_emulated*: programs run under qemu in cross builds
+
 # Bench tools as a user runs them (tern-make-model: synthetic models with real shapes).
 if(TARGET tern-make-model)
   tern_add_test(NAME test_make_model SOURCES test_make_model.cpp SHARED)
   add_dependencies(test_make_model tern-make-model)
+  tern_emulated_bin_dir(test_make_model tern-make-model)  # cross builds: run it under qemu
 endif()
 
 # tern-bench: every kind of test in every output format on the bundled model, and
 # bad command lines: exit status 2 and an error line naming the flag.
 if(TARGET tern-bench)
+  tern_emulated(tern-bench tern_bench_bin)  # cross builds: a script that runs it under qemu
   add_test(NAME test_bench_cli COMMAND sh -c [=[
 bin=$0; model=$1; fails=0
 fail() { echo "FAIL: $*"; fails=1; }
@@ -43,5 +47,5 @@ out=$(run -o csv) || fail "csv run"
 out=$(run) || fail "md run"
 echo "$out" | grep -q '^| stories260K.gguf .* tg4 @ d4 |' || fail "md: no tg4 @ d4 row: $out"
 exit $fails
-]=] $<TARGET_FILE:tern-bench> ${PROJECT_SOURCE_DIR}/examples/models/stories260K.gguf)
+]=] ${tern_bench_bin} ${PROJECT_SOURCE_DIR}/examples/models/stories260K.gguf)
 endif()

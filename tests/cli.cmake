@@ -3,6 +3,8 @@ if(TARGET tern_cli)
   tern_add_test(NAME test_cli SOURCES test_cli.cpp SHARED)
   if(TARGET test_cli)
     add_dependencies(test_cli tern_cli)
+    include(${PROJECT_SOURCE_DIR}/toolchain/emulator.cmake)
+    tern_emulated_bin_dir(test_cli tern_cli)  # cross builds: `tern` runs under qemu
   endif()
 endif()
 
@@ -14,4 +16,6 @@ target_include_directories(test_run_context PRIVATE ${PROJECT_SOURCE_DIR}/exampl
 if(TARGET tern_cli)
   tern_add_test(NAME test_chat_cli SOURCES test_chat_cli.cpp SHARED)
   add_dependencies(test_chat_cli tern_cli)
+  include(${PROJECT_SOURCE_DIR}/toolchain/emulator.cmake)
+  tern_emulated_bin_dir(test_chat_cli tern_cli)  # cross builds: `tern` runs under qemu
 endif()

@@ -150,9 +150,14 @@ static void check_case(const std::string & shared, const std::string & set, cons
     tern_model_free(m);
 }
 
+// test_parity [N_THREADS [MODEL...]]: with MODEL names (the model file
+// without .gguf, e.g. stories260K ktest-llama-Q4_0) only their cases run, and
+// each name must have cases in both reference sets (.ci/cross.sh runs a subset
+// under qemu).
 int main(int argc, char ** argv) {
     const std::string shared = tern_test_shared_dir();
     const int n_threads = argc > 1 ? atoi(argv[1]) : 2;
+    const std::vector<std::string> models(argv + (argc > 2 ? 2 : argc), argv + argc);
     printf("kernels: %s\n", tern_kernels_name());
     for (const std::string set : {"reference", "reference-avx512"}) {
         std::vector<std::string> stems;
@@ -168,8 +173,22 @@ int main(int argc, char ** argv) {
         }
         closedir(d);
         std::sort(stems.begin(), stems.end());
-        CHECK_MSG(stems.size() >= 50, "%s: only %zu cases", set.c_str(), stems.size());
-        for (const std::string & stem : stems) check_case(shared, set, stem, n_threads);
+        if (models.empty()) {
+            CHECK_MSG(stems.size() >= 50, "%s: only %zu cases", set.c_str(), stems.size());
+            for (const std::string & stem : stems) check_case(shared, set, stem, n_threads);
+            continue;
+        }
+        for (const std::string & model : models) {  // stems are MODEL.N
+            int n = 0;
+            for (const std::string & stem : stems) {
+                if (stem.size() > model.size() + 1 && stem.compare(0, model.size(), model) == 0 && stem[model.size()] == '.' &&
+                    stem.find('.', model.size() + 1) == std::string::npos) {
+                    check_case(shared, set, stem, n_threads);
+                    n++;
+                }
+            }
+            CHECK_MSG(n > 0, "%s: no case of %s", set.c_str(), model.c_str());
+        }
     }
     return tern_test_summary();
 }

@@ -12,6 +12,12 @@
 #define TERN_DETECT_X86 1
 #endif
 
+#if TERN_KSET_NEON
+// arm/vec_dot_neon.cpp: Q8_0 and Q4_0 vec_dot (SDOT where the CPU has it,
+// read from HWCAP unless -march guarantees it).
+void tern_fill_vec_dot_neon(tern_kernel_set * ks);
+#endif
+
 namespace {
 
 enum set_id { SET_SCALAR, SET_AVX2, SET_AVX512, SET_NEON, SET_COUNT };
@@ -87,6 +93,7 @@ void fill(set_id id, tern_kernel_set * ks) {
 #if TERN_KSET_NEON
     if (id == SET_NEON) {
         tern_fill_vec_neon(ks);
+        tern_fill_vec_dot_neon(ks);
         ks->name = "neon";
     }
 #endif

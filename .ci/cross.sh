@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Cross targets under qemu-user (toolchain/*.cmake): AArch64 (the neon kernel
+# set, SDOT), ARMv7 hard-float and RV64GC (the scalar set). For each target:
+# a Release build without tern-bench, every ctest test but the full parity
+# run (ctest runs each test program under the toolchain's emulator), then the
+# parity test on a subset of the models:
+#   stories260K, TinyStories-656K-Q8_0   real trained models: logits and all
+#                                        greedy tokens, F32 and Q8_0 weights;
+#   ktest-llama-Q4_0, -Q4_K_M, -Q8_0     the three quantized formats edge
+#                                        models run most (legacy and K-quant
+#                                        matmul paths, SDOT kernels on AArch64).
+# The other models exercise the same code on x86 already; the subset keeps
+# this script near 10 minutes on the 2-core CI machine. On AArch64 a second
+# build for plain ARMv8.0-A runs test_kernel_sets on a core without the
+# dot-product extension (Cortex-A72: SMULL kernels) and on one with it
+# (-cpu max: SDOT chosen at run time from HWCAP).
+#
+# Usage: .ci/cross.sh [arm64] [armhf] [riscv64]   (default: all three)
+# Build folders: b-arm64, b-armhf, b-riscv64 beside this repository's sources.
+# Test data: ../shared (TERN_SHARED_DIR); with CI=true (the default here)
+# missing data is a failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CI="${CI:-true}"
+start=$SECONDS
+
+shared="${TERN_SHARED_DIR:-$(cd .. && pwd)/shared}"
+if [ ! -d "$shared/models" ] || [ ! -d "$shared/reference" ]; then
+  if [ "$CI" = true ]; then
+    echo "cross: test data not found in $shared (models/, reference/): required with CI=true" >&2
+    exit 1
+  fi
+  echo "cross: test data not found in $shared: tests that need it report Skipped" >&2
+fi
+export TERN_SHARED_DIR="$shared"
+
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(arm64 armhf riscv64)
+
+# Cross compilers and qemu-user (Debian packages), installed if missing.
+need=()
+command -v cmake >/dev/null 2>&1 || need+=(cmake)
+for t in "${targets[@]}"; do
+  case $t in
+    arm64) cc=aarch64-linux-gnu-g++; pkg=g++-aarch64-linux-gnu; qemu=qemu-aarch64 ;;
+    armhf) cc=arm-linux-gnueabihf-g++; pkg=g++-arm-linux-gnueabihf; qemu=qemu-arm ;;
+    riscv64) cc=riscv64-linux-gnu-g++; pkg=g++-riscv64-linux-gnu; qemu=qemu-riscv64 ;;
+    *) echo "cross: unknown target '$t' (arm64, armhf, riscv64)" >&2; exit 2 ;;
+  esac
+  command -v "$cc" >/dev/null 2>&1 || need+=("$pkg")
+  command -v "$qemu" >/dev/null 2>&1 || need+=(qemu-user)
+done
+if [ ${#need[@]} -gt 0 ]; then
+  mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)
+  echo "cross: installing ${need[*]}"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+parity_models=(stories260K TinyStories-656K-Q8_0 ktest-llama-Q4_0 ktest-llama-Q4_K_M ktest-llama-Q8_0)
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+for t in "${targets[@]}"; do
+  case $t in
+    arm64) toolchain=aarch64-linux-gnu; emu=(qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu max) ;;
+    armhf) toolchain=arm-linux-gnueabihf; emu=(qemu-arm -L /usr/arm-linux-gnueabihf) ;;
+    riscv64) toolchain=riscv64-linux-gnu; emu=(qemu-riscv64 -L /usr/riscv64-linux-gnu) ;;
+  esac
+  b=b-$t
+  t0=$SECONDS
+  echo "=== cross $t: build ($toolchain)"
+  cmake -B "$b" --toolchain "toolchain/$toolchain.cmake" -DCMAKE_BUILD_TYPE=Release -DTERN_BUILD_BENCH=OFF \
+        -DTERN_SHARED_DIR="$shared" >/dev/null
+  cmake --build "$b" -j2 >"$tmp/build-$t.log" 2>&1 || { tail -50 "$tmp/build-$t.log"; exit 1; }
+  t1=$SECONDS
+  echo "=== cross $t: ctest under ${emu[0]} (all but the full parity run)"
+  ctest --test-dir "$b" --output-on-failure -j2 -E '^test_parity$'
+  t2=$SECONDS
+  echo "=== cross $t: parity on ${parity_models[*]}"
+  "${emu[@]}" "$b/bin/test_parity" 2 "${parity_models[@]}"
+  t3=$SECONDS
+  if [ "$t" = arm64 ]; then
+    echo "=== cross arm64: -march=armv8-a, SDOT chosen at run time: test_kernel_sets on Cortex-A72 (no SDOT) and -cpu max"
+    cmake -S . -B "$tmp/arm64-v8" --toolchain toolchain/aarch64-linux-gnu.cmake -DCMAKE_BUILD_TYPE=Release \
+          -DTERN_ARM_MARCH=armv8-a -DTERN_BUILD_BENCH=OFF -DTERN_BUILD_EXAMPLES=OFF >/dev/null
+    cmake --build "$tmp/arm64-v8" -j2 --target test_kernel_sets >"$tmp/build-arm64-v8.log" 2>&1 ||
+      { tail -50 "$tmp/build-arm64-v8.log"; exit 1; }
+    for cpu in cortex-a72 max; do
+      echo "--- qemu-aarch64 -cpu $cpu"
+      qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu "$cpu" "$tmp/arm64-v8/bin/test_kernel_sets" | grep -E "^compiled|passed"
+    done
+  fi
+  echo "cross $t: build $((t1 - t0)) s, ctest $((t2 - t1)) s, parity $((t3 - t2)) s, total $((SECONDS - t0)) s"
+done
+echo "cross: ${targets[*]} passed in $((SECONDS - start)) s"
