@@ -344,17 +344,20 @@ int32_t tern_kv_cache_used_cells(const tern_context * ctx);
 /* 1 - used cells / (highest used cell + 1): 0 when the used cells are packed. */
 float tern_kv_cache_fragmentation(const tern_context * ctx);
 
-/* Performance counters, as llama_perf_context: the model's load time, and
- * the time and tokens of successful decodes, a batch of more than one token
- * counting as prompt evaluation, a single token as one generation step. */
+/* Performance counters, as llama_perf_context: the model's load time
+ * (tern_model_load_ms), and the time and tokens of successful tern_decode
+ * calls, a batch of more than one token counting as prompt evaluation, a
+ * single token as one generation step (llama.cpp's rule). No memory taken. */
 typedef struct tern_perf_data {
-    double  t_load_ms;
-    double  t_p_eval_ms;
-    double  t_eval_ms;
-    int32_t n_p_eval;   /* prompt tokens evaluated */
-    int32_t n_eval;     /* single-token decodes */
+    double  t_load_ms;    /* loading the model */
+    double  t_p_eval_ms;  /* decodes of more than one token */
+    double  t_eval_ms;    /* single-token decodes */
+    int32_t n_p_eval;     /* tokens of those multi-token decodes */
+    int32_t n_eval;       /* single-token decodes */
 } tern_perf_data;
-tern_perf_data tern_perf_context(const tern_context * ctx);
+/* Fills *out (all zero for a NULL ctx); out NULL: nothing. */
+void tern_perf_context(const tern_context * ctx, tern_perf_data * out);
+/* Zero the decode counters (the load time stays the model's). */
 void tern_perf_context_reset(tern_context * ctx);
 
 /* ------------------------------------------------------------------------ */

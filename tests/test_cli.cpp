@@ -351,6 +351,125 @@ static void test_run_flags(void) {
     CHECK_MSG(std::count(ids.begin(), ids.end(), ' ') == 1, "<|im_start|>user: %s", ids.c_str());
 }
 
+// "key": [ ... ] of our JSON, brackets included ("" when missing).
+static std::string json_array(const std::string & s, const std::string & key) {
+    size_t at = s.find("\"" + key + "\": [");
+    if (at == std::string::npos) return "";
+    at += key.size() + 4;
+    return s.substr(at, s.find(']', at) - at + 1);
+}
+
+// More of llama-cli's behaviour (issue 10 items 3/4): the details of -f, -e,
+// -r, --repeat-last-n -1, special tokens and the timings.
+static void test_run_llama_cli(void) {
+    const std::string model = quote(g_shared + "/models/stories260K.gguf");
+    const std::string base = g_bin + " run -m " + model + " ";
+    std::string out, ref, err;
+    // -f keeps the file byte for byte (tern chat's --print-prompt output ends
+    // with a newline that matters), from a file and from stdin.
+    char pf[] = "/tmp/tern_prompt_nl_XXXXXX";
+    int fd = mkstemp(pf);
+    CHECK(fd >= 0 && write(fd, "Once upon a time\n", 17) == 17);
+    if (fd >= 0) close(fd);
+    run(base + "-p 'Once upon a time\n' -n 0 --json --no-perf", ref);
+    run(base + "-f " + pf + " -n 0 --json --no-perf", out);
+    CHECK_MSG(ref.find(", 13]") != std::string::npos && json_array(out, "prompt_tokens") == json_array(ref, "prompt_tokens"),
+              "-f newline: %s", out.c_str());
+    run(base + "-f - -n 0 --json --no-perf < " + pf, out);
+    CHECK_MSG(json_array(out, "prompt_tokens") == json_array(ref, "prompt_tokens"), "-f - newline: %s", out.c_str());
+    unlink(pf);
+    CHECK(run(base + "-f /nonexistent/prompt.txt -n 1 2>&1", out) != 0 && out.find("/nonexistent/prompt.txt") != std::string::npos);
+    CHECK(run(base + "-p x -f - -n 1 2>&1 < /dev/null", out) != 0);
+    // -e (the default) and --escape: \n, \xNN (\x20 is a space), \\ kept as one backslash.
+    std::string e1, e2, lit;
+    run(base + "-p 'Once\\x20upon\\na' -n 0 --json --no-perf -e", e1);
+    run(base + "-p 'Once\\x20upon\\na' -n 0 --json --no-perf --escape", e2);
+    run(base + "-p \"$(printf 'Once upon\\na')\" -n 0 --json --no-perf --no-escape", lit);
+    CHECK_MSG(!e1.empty() && json_array(e1, "prompt_tokens") == json_array(lit, "prompt_tokens") &&
+              json_array(e1, "prompt_tokens") == json_array(e2, "prompt_tokens"),
+              "-e: %s / %s", e1.c_str(), lit.c_str());
+    run(base + "-p 'a\\\\nb' -n 0 --json --no-perf", e1);
+    run(base + "-p 'a\\nb' -n 0 --json --no-perf --no-escape", lit);
+    CHECK_MSG(json_array(e1, "prompt_tokens") == json_array(lit, "prompt_tokens"), "\\\\: %s / %s", e1.c_str(), lit.c_str());
+    // -r: escapes apply to it too; one or two characters after the stop
+    // string in the same token still stop (llama-cli without -i); a stop string
+    // across the end of the prompt stops, one inside the prompt does not.
+    run(base + "-p 'Once upon a time' -n 64 --temp 0 --json --no-perf -r 'a\\x20big'", out);
+    CHECK_MSG(json_field(out, "stop") == "\"stop_string\"" && json_text(out, "text").size() >= 5 &&
+              json_text(out, "text").compare(json_text(out, "text").size() - 5, 5, "a big") == 0, "-r escaped: %s", out.c_str());
+    run(base + "-p 'Once upon a time' -n 64 --temp 0 --json --no-perf -r Lily", ref);
+    run(base + "-p 'Once upon a time' -n 64 --temp 0 --json --no-perf -r Lil", out);
+    CHECK_MSG(json_field(out, "stop") == "\"stop_string\"" && json_text(out, "text") == json_text(ref, "text"), "-r Lil: %s",
+              out.c_str());
+    run(base + "-p 'Once upon a' -n 64 --temp 0 --json --no-perf -r 'a time'", out);
+    CHECK_MSG(json_field(out, "stop") == "\"stop_string\"" && count_tokens(out) == 1, "-r across the prompt: %s", out.c_str());
+    run(base + "-p 'Once upon a time' -n 6 --temp 0 --json --no-perf -r time -r Once", out);
+    CHECK_MSG(json_field(out, "stop") == "\"length\"" && count_tokens(out) == 6, "-r in the prompt: %s", out.c_str());
+    // Several -r: the first one met stops.
+    run(base + "-p 'Once upon a time' -n 64 --temp 0 --json --no-perf -r zzzz -r little", out);
+    CHECK_MSG(json_field(out, "stop") == "\"stop_string\"" && json_text(out, "text") == ", there was a little", "-r -r: %s",
+              out.c_str());
+    // A stop string that is one special token matches that token (BOS forced by -l).
+    run(base + "-p Hi -n 3 --temp 0 --json --no-perf -l 1+100 -r '<s>'", out);
+    CHECK_MSG(json_field(out, "stop") == "\"stop_string\"" && count_tokens(out) == 1, "-r <s>: %s", out.c_str());
+    run(base + "-p Hi -n 3 --temp 0 --json --no-perf -l 1+100", out);
+    CHECK_MSG(json_field(out, "stop") == "\"length\"" && count_tokens(out) == 3, "-l 1+100: %s", out.c_str());
+    CHECK(run(base + "-p Hi -n 1 -r '' 2>&1", out) != 0 && out.find("empty stop string") != std::string::npos);
+    // Special tokens in the prompt: "</s>" is token 2, as `tern tokenize --parse-special` says.
+    run(base + "-p '</s>Once' -n 0 --json --no-perf", out);
+    std::string ids;
+    run(g_bin + " tokenize -m " + model + " -p '</s>Once' --parse-special", ids);
+    std::string want = "[" + ids.substr(0, ids.find('\n')) + "]";
+    for (size_t at; (at = want.find(' ')) != std::string::npos;) want.replace(at, 1, ",");
+    std::string got = out.substr(out.find('['), out.find(']') - out.find('[') + 1);
+    for (size_t at; (at = got.find(' ')) != std::string::npos;) got.erase(at, 1);
+    CHECK_MSG(got == "[1,2,403]" && got == want, "special: run %s, tokenize %s", got.c_str(), want.c_str());
+    run(g_bin + " tokenize -m " + model + " -p '</s>Once'", ids);
+    CHECK_MSG(ids.find(" 2 ") == std::string::npos && std::count(ids.begin(), ids.end(), ' ') > 3, "no parse: %s", ids.c_str());
+    // qwen2 vocabulary: <|im_start|> is one token with --parse-special, several without.
+    const std::string qv = quote(g_shared + "/vocab/ggml-vocab-qwen2.gguf");
+    run(g_bin + " tokenize -m " + qv + " -p '<|im_start|>' --parse-special --no-bos", ids);
+    CHECK_MSG(ids == "151644\n", "<|im_start|>: %s", ids.c_str());
+    run(g_bin + " tokenize -m " + qv + " -p '<|im_start|>' --no-bos", ids);
+    CHECK_MSG(std::count(ids.begin(), ids.end(), ' ') >= 2, "<|im_start|> literal: %s", ids.c_str());
+    std::string pen_off;
+    // The prompt is in the penalty window: the greedy first token " was" (286)
+    // is a prompt token, so a presence penalty changes it, unless the window is 0.
+    const std::string girl = "-p 'Once upon a time, there was a little girl. The little girl' -n 1 --temp 0 --json --no-perf ";
+    run(base + girl, ref);
+    run(base + girl + "--presence-penalty 100", out);
+    run(base + girl + "--presence-penalty 100 --repeat-last-n 0", pen_off);
+    CHECK_MSG(ref.find("\"tokens\": [286]") != std::string::npos && out.find("\"tokens\": [286]") == std::string::npos &&
+              count_tokens(out) == 1 && pen_off.find("\"tokens\": [286]") != std::string::npos,
+              "penalty window: %s / %s / %s", ref.c_str(), out.c_str(), pen_off.c_str());
+    run(base + girl + "--presence-penalty 100 --repeat-last-n -1", out);  // -1: the whole context
+    CHECK_MSG(out.find("\"tokens\": [286]") == std::string::npos && count_tokens(out) == 1, "-1: %s", out.c_str());
+    run(base + girl + "--frequency-penalty 100", out);
+    CHECK_MSG(out.find("\"tokens\": [286]") == std::string::npos && count_tokens(out) == 1, "frequency: %s", out.c_str());
+    // Timings as llama_perf_context_print: load, prompt eval (tokens), eval (runs = tokens - 1), total.
+    CHECK(run(base + "-p 'Once upon a time' -n 5 --temp 0 2>&1 >/dev/null", err) == 0);
+    CHECK_MSG(err.find("load time =") != std::string::npos && err.find("/     5 tokens (") != std::string::npos &&
+              err.find("/     4 runs") != std::string::npos && err.find("tokens per second") != std::string::npos &&
+              err.find("total time =") != std::string::npos, "timings: %s", err.c_str());
+    run(base + "-p 'Once upon a time' -n 5 --temp 0 --json 2>/dev/null", out);
+    CHECK_MSG(json_field(out, "eval_runs") == "4" && json_field(out, "prompt_eval_tokens") == "5" &&
+              !json_field(out, "gen_tokens_per_s").empty() && !json_field(out, "total_ms").empty() &&
+              !json_field(out, "load_ms").empty(), "json timings: %s", out.c_str());
+    // -ub alone, -ngl 0 (no note), --check-tensors, --mlock with --no-mmap.
+    CHECK(run(base + "-p 'Once upon a time, there was' -n 4 --temp 0 -ub 2 --no-perf 2>&1", out) == 0);
+    run(base + "-p 'Once upon a time, there was' -n 4 --temp 0 --no-perf 2>&1", ref);
+    CHECK_MSG(out == ref, "-ub 2: %s / %s", out.c_str(), ref.c_str());
+    CHECK(run(base + "-p Once -n 2 --temp 0 -ngl 0 --no-perf 2>&1 >/dev/null", err) == 0 && err.empty());
+    CHECK(run(base + "-p Once -n 2 --temp 0 --check-tensors --no-mmap --mlock --no-perf 2>/dev/null", out) == 0 && !out.empty());
+    // The default seed is random: of three --temp 1 stories, not all are the same
+    // (a fixed seed would make them equal; three equal by chance is negligible).
+    std::string t[3];
+    for (int i = 0; i < 3; i++) run(base + "-p Once -n 16 --temp 1 --no-perf", t[i]);
+    CHECK_MSG(!t[0].empty() && !(t[0] == t[1] && t[1] == t[2]), "three random-seed runs gave '%s'", t[0].c_str());
+    CHECK(run(g_bin + " run --help", out) == 0 && out.find("--reverse-prompt") != std::string::npos &&
+          out.find("--no-perf") != std::string::npos && out.find("--logit-bias") != std::string::npos);
+}
+
 int main(void) {
     const char * bin = getenv("TERN_BIN_DIR");
     if (!bin) { fprintf(stderr, "TERN_BIN_DIR is not set\n"); return 2; }
@@ -365,5 +484,6 @@ int main(void) {
     test_unbounded_inputs();
     test_long_generation();
     test_run_flags();
+    test_run_llama_cli();
     return tern_test_summary();
 }

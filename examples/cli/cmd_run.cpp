@@ -28,8 +28,9 @@ static void run_usage(FILE * f) {
         "  -m, --model FILE         GGUF model\n"
         "  -p, --prompt TEXT        prompt (BOS added when the model asks for it; special\n"
         "                           tokens such as <|im_start|> are parsed, as llama-cli does)\n"
-        "  -f, --file FILE          read the prompt from a file (-: standard input)\n"
-        "  -e, --escape             process escapes in the prompt: \\n \\r \\t \\' \\\" \\\\ \\xNN (default)\n"
+        "  -f, --file FILE          read the prompt from a file (-: standard input), byte for byte\n"
+        "  -e, --escape             process escapes in the prompt and the -r strings:\n"
+        "                           \\n \\r \\t \\' \\\" \\\\ \\xNN (default)\n"
         "  --no-escape              take the prompt literally\n"
         "  -n, --n-predict N        tokens to generate (default 128; -1: until end of\n"
         "                           generation or a full context)\n"
@@ -48,9 +49,10 @@ static void run_usage(FILE * f) {
         "  --presence-penalty P     presence penalty (default 0: off)\n"
         "  --frequency-penalty F    frequency penalty (default 0: off)\n"
         "  --repeat-last-n N        tokens the penalties look back over, prompt included\n"
-        "                           (default 64)\n"
+        "                           (default 64; 0: off; -1: the context size)\n"
         "  -s, --seed S             sampler seed (default: random; printed with -v and --json)\n"
-        "  -r, --reverse-prompt S   stop when the generated text ends with S (repeatable)\n"
+        "  -r, --reverse-prompt S   stop when the generated text ends with S, or S and at most\n"
+        "                           2 more characters, as llama-cli without -i (repeatable)\n"
         "  --ignore-eos             never end at an end-of-generation token\n"
         "  -l, --logit-bias T(+|-)B add B to token T's logit before sampling (repeatable;\n"
         "                           e.g. 15043+1, 15043-inf)\n"
@@ -68,7 +70,8 @@ static void run_usage(FILE * f) {
         "  --check-tensors          refuse a model whose weights or block scales hold NaN/Inf\n"
         "  --no-repack              keep the weights in the file's layout (default: rewritten at load\n"
         "                           into the CPU kernels' interleaved layout where they have one)\n"
-        "  --no-perf                no timings on stderr at the end\n"
+        "  --no-perf                no timings on stderr at the end (load, prompt eval, eval,\n"
+        "                           total, as llama_perf_context_print)\n"
         "  -v, --verbose            the seed and settings on stderr\n"
         "  --json                   stream nothing; print one JSON object at the end:\n"
         "                           prompt_tokens, tokens, text, stop, seed, timings\n"
@@ -78,19 +81,20 @@ static void run_usage(FILE * f) {
         "  -h, --help               this text\n");
 }
 
-static std::string piece(tern_model * m, tern_token t) {
+static std::string piece(tern_model * m, tern_token t, int special = 0) {
     char buf[256];
-    int32_t n = tern_token_to_piece(m, t, buf, sizeof(buf), 0);
+    int32_t n = tern_token_to_piece(m, t, buf, sizeof(buf), special);
     if (n == INT32_MIN) return std::string();  // not a token of this vocabulary (the sampler never gives one)
     if (n < 0) {
         std::vector<char> big(-n);
-        n = tern_token_to_piece(m, t, big.data(), (int32_t) big.size(), 0);
+        n = tern_token_to_piece(m, t, big.data(), (int32_t) big.size(), special);
         return std::string(big.data(), n > 0 ? n : 0);
     }
     return std::string(buf, n);
 }
 
-// llama.cpp's escapes: \n \r \t \' \" \\ and \xNN; anything else stays as written.
+// llama.cpp's string_process_escapes: \n \r \t \' \" \\ and \xNN (two characters
+// strtol reads whole in base 16); anything else stays as written.
 static std::string process_escapes(const std::string & in) {
     std::string out;
     for (size_t i = 0; i < in.size(); i++) {
@@ -104,10 +108,15 @@ static std::string process_escapes(const std::string & in) {
             case '"': out += '"'; break;
             case '\\': out += '\\'; break;
             case 'x':
-                if (i + 2 < in.size() + 0 && isxdigit((unsigned char) in[i + 1]) && isxdigit((unsigned char) in[i + 2])) {
-                    out += (char) strtol(in.substr(i + 1, 2).c_str(), NULL, 16);
-                    i += 2;
-                    break;
+                if (i + 2 < in.size()) {
+                    const char x[3] = { in[i + 1], in[i + 2], 0 };
+                    char * end = NULL;
+                    const long v = strtol(x, &end, 16);
+                    if (end == x + 2) {
+                        out += (char) v;
+                        i += 2;
+                        break;
+                    }
                 }
                 out += "\\x";
                 break;
@@ -149,6 +158,12 @@ static uint32_t random_seed(void) {
     return s;
 }
 
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+}
+
 struct logit_bias {
     tern_token token;
     float bias;
@@ -169,7 +184,39 @@ static bool parse_bias(const char * s, logit_bias * out) {
     return true;
 }
 
+// -r as llama-cli checks it without -i: the text of the last 32 tokens
+// (special tokens written out) holds a stop string starting no earlier than
+// its length + 2 characters from the end (a token may carry a little more),
+// or the last token is a stop string that is one token. Here the match must
+// also reach the generated text: a stop string inside the prompt stops nothing.
+struct stop_check {
+    std::vector<std::string> strings;
+    std::vector<tern_token> single;  // stop strings that tokenize to one token
+};
+
+static bool stop_found(tern_model * m, const stop_check & sc, const std::vector<tern_token> & prompt,
+                       const std::vector<tern_token> & generated) {
+    if (sc.strings.empty() || generated.empty()) return false;
+    const tern_token last = generated.back();
+    for (tern_token t : sc.single) if (t == last) return true;
+    const size_t n_prev = 32;
+    const size_t n_gen = generated.size() < n_prev ? generated.size() : n_prev;
+    const size_t n_old = n_gen < n_prev ? (prompt.size() < n_prev - n_gen ? prompt.size() : n_prev - n_gen) : 0;
+    std::string tail;
+    for (size_t i = prompt.size() - n_old; i < prompt.size(); i++) tail += piece(m, prompt[i], 1);
+    const size_t prompt_chars = tail.size();
+    for (size_t i = generated.size() - n_gen; i < generated.size(); i++) tail += piece(m, generated[i], 1);
+    for (const std::string & s : sc.strings) {
+        size_t from = tail.size() > s.size() + 2 ? tail.size() - (s.size() + 2) : 0;
+        for (size_t at; (at = tail.find(s, from)) != std::string::npos; from = at + 1) {
+            if (at + s.size() > prompt_chars) return true;
+        }
+    }
+    return false;
+}
+
 int cmd_run(int argc, char ** argv) {
+    const double t_start_ms = now_ms();
     const char * path = NULL, * prompt_arg = NULL, * prompt_file = NULL, * logits_out = NULL, * prompt_cache = NULL;
     long n_online = sysconf(_SC_NPROCESSORS_ONLN);
     long n_predict = 128, n_ctx = 4096, n_batch = 512, n_ubatch = 0, n_threads = n_online > 0 && n_online < 4 ? n_online : 4;
@@ -257,13 +304,15 @@ int cmd_run(int argc, char ** argv) {
     std::string prompt;
     if (prompt_arg) prompt = prompt_arg;
     else if (!strcmp(prompt_file, "-") ? !read_stdin(prompt) : !cli_read_file(prompt_file, prompt, CLI_MAX_TEXT_BYTES)) return 1;
-    if (escape) prompt = process_escapes(prompt);
+    if (escape) {
+        prompt = process_escapes(prompt);
+        for (std::string & s : stops) s = process_escapes(s);
+    }
     if (prompt.size() > (size_t) INT32_MAX) { fprintf(stderr, "tern run: the prompt is too long\n"); return 1; }
     if (ngl > 0) fprintf(stderr, "tern run: -ngl %ld: this build has no accelerator; every layer runs on the CPU\n", ngl);
     if (n_ubatch > 0 && n_ubatch < n_batch) n_batch = n_ubatch;
     const uint32_t used_seed = seed < 0 ? random_seed() : (uint32_t) seed;
     sp.seed = used_seed;
-    sp.penalty_last_n = (int32_t) last_n;
 
     tern_model * m = cli_load_model(path, mp);
     if (!m) return 1;
@@ -295,6 +344,7 @@ int cmd_run(int argc, char ** argv) {
     tern_context_params cp = tern_context_default_params();
     const int32_t n_train = tern_model_n_ctx_train(m);
     cp.n_ctx = (uint32_t) (n_ctx == 0 || n_ctx > n_train ? n_train : n_ctx);
+    sp.penalty_last_n = last_n < 0 ? (int32_t) cp.n_ctx : (int32_t) last_n;  // -1: the context, as llama.cpp
     cp.n_batch = (uint32_t) n_batch;
     cp.n_threads = (int32_t) n_threads;
     cp.type_k = type_k;
@@ -335,6 +385,12 @@ int cmd_run(int argc, char ** argv) {
     }
     // The penalty window starts with the prompt, as llama-cli's does.
     for (tern_token t : tokens) tern_sampler_accept(smpl, t);
+    stop_check sc;
+    sc.strings = stops;
+    for (const std::string & s : stops) {  // a stop string that is one (special) token also matches by id
+        tern_token one[2];
+        if (tern_tokenize(m, s.data(), (int32_t) s.size(), one, 2, 0, 1) == 1) sc.single.push_back(one[0]);
+    }
 
     int rc = 0;
     std::string text;
@@ -386,11 +442,7 @@ int cmd_run(int argc, char ** argv) {
             std::string pc = piece(m, t);
             text += pc;
             if (!json) { fputs(pc.c_str(), stdout); fflush(stdout); }
-            bool stopped = false;
-            for (const std::string & s : stops) {
-                stopped = stopped || (text.size() >= s.size() && text.compare(text.size() - s.size(), s.size(), s) == 0);
-            }
-            if (stopped) { stop = "stop_string"; break; }
+            if (stop_found(m, sc, tokens, generated)) { stop = "stop_string"; break; }
             if (n_predict >= 0 && k + 1 == n_predict) break;
             // Room for the token: a full cache shifts (or stops), Self-Extend regroups.
             if (tern_kv_cache_used_cells(ctx) >= (int32_t) cp.n_ctx) {
@@ -414,10 +466,14 @@ int cmd_run(int argc, char ** argv) {
         fprintf(stderr, "\ntern run: %s: %s\n", tern_status_str(st), tern_last_error());
         rc = 1;
     }
-    // Timings from the context's counters: prompt evaluation and one decode per generated token after the first.
-    const tern_perf_data pd = tern_perf_context(ctx);
+    // Timings from the context's counters (llama_perf_context_print's): decodes
+    // of several tokens are prompt evaluation, single-token decodes the eval runs
+    // (one fewer than the generated tokens: the last one is never decoded).
+    tern_perf_data pd;
+    tern_perf_context(ctx, &pd);
     const double p_tps = pd.t_p_eval_ms > 0 ? pd.n_p_eval * 1e3 / pd.t_p_eval_ms : 0.0;
     const double e_tps = pd.t_eval_ms > 0 ? pd.n_eval * 1e3 / pd.t_eval_ms : 0.0;
+    const double t_total_ms = now_ms() - t_start_ms;
     if (!json) {
         fputc('\n', stdout);
         fflush(stdout);
@@ -432,8 +488,9 @@ int cmd_run(int argc, char ** argv) {
         snprintf(tail, sizeof(tail),
                  ", \"stop\": \"%s\", \"seed\": %u, \"timings\": {\"load_ms\": %.3f, \"prompt_eval_tokens\": %d, "
                  "\"prompt_ms\": %.3f, \"prompt_tokens_per_s\": %.2f, \"eval_runs\": %d, \"gen_ms\": %.3f, "
-                 "\"gen_tokens_per_s\": %.2f}}",
-                 stop, used_seed, pd.t_load_ms, n_prompt_eval, pd.t_p_eval_ms, p_tps, pd.n_eval, pd.t_eval_ms, e_tps);
+                 "\"gen_tokens_per_s\": %.2f, \"total_ms\": %.3f}}",
+                 stop, used_seed, pd.t_load_ms, n_prompt_eval, pd.t_p_eval_ms, p_tps, pd.n_eval, pd.t_eval_ms, e_tps,
+                 t_total_ms);
         out += tail;
         puts(out.c_str());
     }
@@ -443,6 +500,8 @@ int cmd_run(int argc, char ** argv) {
                 pd.t_p_eval_ms, pd.n_p_eval, pd.n_p_eval ? pd.t_p_eval_ms / pd.n_p_eval : 0.0, p_tps);
         fprintf(stderr, "tern_perf:        eval time = %10.2f ms / %5d runs   (%8.2f ms per token, %8.2f tokens per second)\n",
                 pd.t_eval_ms, pd.n_eval, pd.n_eval ? pd.t_eval_ms / pd.n_eval : 0.0, e_tps);
+        fprintf(stderr, "tern_perf:       total time = %10.2f ms / %5d tokens\n", t_total_ms,
+                pd.n_p_eval + pd.n_eval);
     }
     tern_sampler_free(smpl);
     tern_context_free(ctx);

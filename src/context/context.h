@@ -53,10 +53,11 @@ struct tern_context {
 
     // Performance counters (tern_perf_context): successful decodes of more than
     // one token count as prompt evaluation, single tokens as generation.
+    // (64-bit counts: a long-running context never overflows; reported saturated.)
     int64_t             t_p_eval_us;
     int64_t             t_eval_us;
-    int32_t             n_p_eval;
-    int32_t             n_eval;
+    int64_t             n_p_eval;
+    int64_t             n_eval;
 
     // Staging for one ubatch.
     int32_t *           slots;          // [n_batch]

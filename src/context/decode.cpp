@@ -334,21 +334,3 @@ extern "C" float * tern_get_logits_ith(tern_context * ctx, int32_t i) {
     }
     return ctx->logits + (size_t) row * ctx->model->hp.n_vocab;
 }
-
-extern "C" tern_perf_data tern_perf_context(const tern_context * ctx) {
-    tern_perf_data d;
-    memset(&d, 0, sizeof(d));
-    if (!ctx) return d;
-    d.t_load_ms = ctx->model->files.load_ms;
-    d.t_p_eval_ms = (double) ctx->t_p_eval_us / 1000.0;
-    d.t_eval_ms = (double) ctx->t_eval_us / 1000.0;
-    d.n_p_eval = ctx->n_p_eval;
-    d.n_eval = ctx->n_eval;
-    return d;
-}
-
-extern "C" void tern_perf_context_reset(tern_context * ctx) {
-    if (!ctx) return;
-    ctx->t_p_eval_us = ctx->t_eval_us = 0;
-    ctx->n_p_eval = ctx->n_eval = 0;
-}
