@@ -3,6 +3,7 @@
 // entry points live with their layers (context/, sample/).
 #include "tern.h"
 #include "core/arena.h"
+#include "core/log.h"
 #include "core/status.h"
 #include "model/model.h"
 #include "model/repack.h"
@@ -64,17 +65,29 @@ tern_status model_finish(model_files * files, const tern_model_params * p, tern_
     m->vocab_only = p->vocab_only != 0;
     const gguf_file * f = &m->files.splits[0];
 
+    // vocab_only reads any valid GGUF for its metadata: a file without an
+    // architecture or a vocabulary, or with one Tern cannot tokenize with
+    // (an unknown tokenizer.ggml.model or .pre), loads with a warning and an
+    // empty architecture name / a TERN_VOCAB_NONE vocabulary (tokenizing
+    // with it fails). Full loads refuse all of these.
     gguf_str arch;
-    if (!gguf_get_str(f, "general.architecture", &arch)) {
+    if (m->vocab_only && gguf_find_key(f, "general.architecture") < 0) {
+        TERN_LOGW("no key 'general.architecture'\n");
+    } else if (!gguf_get_str(f, "general.architecture", &arch)) {
         return tern_fail(TERN_ERR_FORMAT, "missing key 'general.architecture'");
-    }
-    if (arch.len == 0 || arch.len >= sizeof(m->arch_name) || memchr(arch.data, 0, arch.len)) {
+    } else if (arch.len == 0 || arch.len >= sizeof(m->arch_name) || memchr(arch.data, 0, arch.len)) {
         return tern_fail(TERN_ERR_FORMAT, "key 'general.architecture': not a name (empty, too long or with a NUL byte)");
+    } else {
+        memcpy(m->arch_name, arch.data, arch.len);
+        m->arch_name[arch.len] = 0;
     }
-    memcpy(m->arch_name, arch.data, arch.len);
-    m->arch_name[arch.len] = 0;
 
-    TERN_TRY(vocab_load(f, &m->files.arena, &m->vocab));
+    tern_status vst = vocab_load(f, &m->files.arena, &m->vocab);
+    if (vst != TERN_OK) {
+        if (!m->vocab_only || (vst != TERN_ERR_UNSUPPORTED && gguf_find_key(f, "tokenizer.ggml.model") >= 0)) return vst;
+        TERN_LOGW("%s: the vocabulary cannot be used\n", tern_last_error());
+        tern_error_clear();
+    }
     const uint32_t n_vocab = (uint32_t) vocab_n_tokens(&m->vocab);
 
     if (m->vocab_only) {

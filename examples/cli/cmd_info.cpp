@@ -14,10 +14,11 @@ static void info_usage(FILE * f) {
         "tensor (name, type, shape, bytes, offset), total bytes, load time and the load\n"
         "path used (mmap, read or blob), and whether Tern can run it. Any valid GGUF is\n"
         "described: a file Tern cannot run (an architecture not compiled in, a vocabulary\n"
-        "without weights, inconsistent hyper-parameters) is read for its metadata and\n"
-        "tokenizer, with one `runnable: no (...)` line saying why, and exit status 0. A\n"
-        "broken file (not GGUF, truncated, malformed) prints one error line on stderr and\n"
-        "exits with status 1.\n"
+        "without weights, a missing tensor, inconsistent hyper-parameters, a tokenizer or\n"
+        "pre-tokenizer Tern does not know, no vocabulary at all) is read for its metadata\n"
+        "and tokenizer, with one `runnable: no (...)` line saying why, and exit status 0.\n"
+        "A broken file (not GGUF, truncated, malformed) prints one error line on stderr\n"
+        "and exits with status 1.\n"
         "\n"
         "options:\n"
         "  -m, --model FILE   GGUF file (the first part of a split model loads all parts)\n"
@@ -66,7 +67,8 @@ int cmd_info(int argc, char ** argv) {
     tern_status st = TERN_OK;
     tern_model * m = load_quiet(path, p, blob, bytes, &st, &err);
     std::string cannot_run;
-    if (!m && !p.vocab_only && (st == TERN_ERR_UNSUPPORTED || st == TERN_ERR_FORMAT || st == TERN_ERR_SHAPE)) {
+    if (!m && !p.vocab_only && (st == TERN_ERR_UNSUPPORTED || st == TERN_ERR_FORMAT || st == TERN_ERR_SHAPE ||
+                                st == TERN_ERR_NOT_FOUND || st == TERN_ERR_NUMERIC)) {
         // A valid GGUF that cannot run: describe its metadata and vocabulary.
         tern_model_params vp = p;
         vp.vocab_only = 1;
@@ -80,9 +82,14 @@ int cmd_info(int argc, char ** argv) {
             cannot_run = err;
             const std::string prefix = std::string("tern: ") + tern_status_str(st) + ": ";
             if (cannot_run.rfind(prefix, 0) == 0) cannot_run = cannot_run.substr(prefix.size());
-            const std::string file_prefix = std::string(path) + ": ";
+            const std::string file_prefix = std::string(blob ? "blob" : path) + ": ";  // what the loader names
             if (cannot_run.rfind(file_prefix, 0) == 0) cannot_run = cannot_run.substr(file_prefix.size());
-            if (tern_model_n_tensors(m) == 0) cannot_run = "no weights: a vocabulary-only file";
+            if (tern_model_n_tensors(m) == 0) {
+                std::string why = tern_model_n_vocab(m) > 0 ? "no weights: a vocabulary-only file"
+                                                            : "no weights and no vocabulary";
+                if (cannot_run.rfind("tokenizer.", 0) == 0) why += "; " + cannot_run;  // and a vocabulary Tern cannot use
+                cannot_run = why;
+            }
         }
     }
     if (!m) {
@@ -93,7 +100,7 @@ int cmd_info(int argc, char ** argv) {
     printf("file:            %s\n", path);
     printf("load:            %s, %.2f ms\n", tern_model_load_path(m), tern_model_load_ms(m));
     printf("kernels:         %s\n", tern_kernels_name());
-    printf("architecture:    %s\n", tern_model_arch(m));
+    printf("architecture:    %s\n", *tern_model_arch(m) ? tern_model_arch(m) : "(none)");
     printf("n_vocab:         %d\n", tern_model_n_vocab(m));
     printf("n_ctx_train:     %d\n", tern_model_n_ctx_train(m));
     printf("n_embd:          %d\n", tern_model_n_embd(m));

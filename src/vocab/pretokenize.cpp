@@ -11,7 +11,13 @@
 //     after the match; text between matches becomes pieces of its own;
 //   - \s is ASCII \t\n\v\f\r and space, or any non-ASCII White_Space codepoint;
 //   - in the "literal range" regexes a non-ASCII whitespace codepoint is \v,
-//     so it is never inside a literal range (e.g. U+3000 in deepseek's classes).
+//     so it is never inside a literal range (e.g. U+3000 in deepseek's classes);
+//   - in the collapsed regexes an ASCII character is in \p{X} only when
+//     llama.cpp's ASCII table for X lists it: as Unicode says, except that '~'
+//     is not \p{S} there.
+// A regex is written below as a function giving the length of its match at a
+// position (0: none), applied leftmost-first by split_matches; where a regex
+// backtracks, the comment says which match ECMAScript settles on.
 #include <string.h>
 
 #include "vocab/pretokenize.h"
@@ -80,7 +86,39 @@ static void split_singles(const uint32_t * c, int32_t b, int32_t e, uint8_t * cu
     }
 }
 
+// Length of a regex's match at pos in the piece ending at e, 0 when it has none there.
+typedef int32_t (*match_fn)(const uint32_t * c, int32_t pos, int32_t e);
+
+// std::regex_iterator over the piece: leftmost matches, each a piece, and the
+// text between two matches one piece of its own.
+static void split_matches(const uint32_t * c, int32_t b, int32_t e, uint8_t * cut, match_fn match) {
+    for (int32_t i = b; i < e;) {
+        int32_t len = match(c, i, e);
+        if (len <= 0) {
+            i++;
+            continue;
+        }
+        cut[i] = 1;
+        if (i + len < e) cut[i + len] = 1;
+        i += len;
+    }
+}
+
 static bool ascii_digit(uint32_t cp) { return cp >= '0' && cp <= '9'; }
+static bool ascii_letter(uint32_t cp) { return (cp >= 'A' && cp <= 'Z') || (cp >= 'a' && cp <= 'z'); }
+// ASCII graphic characters that are neither letters nor digits: !-/ :-@ [-` {-~.
+static bool ascii_punct_sym(uint32_t cp) {
+    return (cp >= 0x21 && cp <= 0x2F) || (cp >= 0x3A && cp <= 0x40) || (cp >= 0x5B && cp <= 0x60) ||
+           (cp >= 0x7B && cp <= 0x7E);
+}
+
+// Category flags a collapsed regex sees ('~' is not \p{S} in llama.cpp's ASCII table).
+static inline uint16_t cflags(uint32_t cp) {
+    uint16_t f = unicode_flags(cp);
+    return cp == '~' ? (uint16_t) (f & ~UNICODE_SYMBOL) : f;
+}
+static bool is_letter(uint32_t cp) { return cflags(cp) & UNICODE_LETTER; }
+static bool is_punct(uint32_t cp) { return cflags(cp) & UNICODE_PUNCTUATION; }
 
 // "[0-9][0-9][0-9]": leftmost groups of three ASCII digits.
 static void scan_digit_triples(const uint32_t * c, int32_t b, int32_t e, uint8_t * cut) {
@@ -289,6 +327,202 @@ static void scan_llama3(const uint32_t * c, int32_t b, int32_t e, uint8_t * cut)
 static void scan_qwen2(const uint32_t * c, int32_t b, int32_t e, uint8_t * cut) { scan_llama3_like(c, b, e, cut, 1); }
 
 // ---------------------------------------------------------------------------
+// Shared pieces of the std::regex sequences below
+// ---------------------------------------------------------------------------
+
+// \s*[\r\n]+|\s+(?!\S)|\s+ at pos: to the end of the last \r or \n of the
+// whitespace run; else the run less its last character when something follows
+// it and it has two or more; else the run.
+static int32_t match_ws(const uint32_t * c, int32_t pos, int32_t e) {
+    int32_t n = 0, crlf_end = 0;
+    while (pos + n < e && is_ws(c[pos + n])) {
+        if (is_cr_or_lf(c[pos + n])) crlf_end = n + 1;
+        n++;
+    }
+    if (crlf_end > 0) return crlf_end;
+    return (n > 1 && pos + n < e) ? n - 1 : n;
+}
+
+// "X+" or, with a one-character prefix class P, "P?X+": the prefix is taken
+// when the next character starts the run (else the run must start at pos).
+static int32_t match_prefixed_run(const uint32_t * c, int32_t pos, int32_t e, bool prefix_ok, cpt_class run) {
+    int32_t j = (prefix_ok && pos + 1 < e && run(c[pos + 1])) ? pos + 1 : run(c[pos]) ? pos : -1;
+    if (j < 0) return 0;
+    while (j < e && run(c[j])) j++;
+    return j - pos;
+}
+
+static bool is_letter_or_mark(uint32_t cp) { return cflags(cp) & (UNICODE_LETTER | UNICODE_ACCENT_MARK); }
+static bool is_punct_or_symbol(uint32_t cp) { return cflags(cp) & (UNICODE_PUNCTUATION | UNICODE_SYMBOL); }
+
+// ---------------------------------------------------------------------------
+// deepseek-coder: [\r\n] | \s?\p{L}+ | \s?\p{P}+ | [cjk]+ | \p{N}
+// ---------------------------------------------------------------------------
+
+static void scan_ws_letters(const uint32_t * c, int32_t b, int32_t e, uint8_t * cut) {
+    split_runs(c, b, e, cut, is_letter, true);
+}
+static void scan_ws_punct(const uint32_t * c, int32_t b, int32_t e, uint8_t * cut) {
+    split_runs(c, b, e, cut, is_punct, true);
+}
+
+// ---------------------------------------------------------------------------
+// deepseek-v3:
+//   \p{N}{1,3} | [一-龥぀-ゟ゠-ヿ]+ |
+//   [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|
+//   ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+// ---------------------------------------------------------------------------
+
+static int32_t match_number_triple(const uint32_t * c, int32_t pos, int32_t e) {
+    int32_t n = 0;
+    while (n < 3 && pos + n < e && is_number(c[pos + n])) n++;
+    return n;
+}
+static void scan_number_triples(const uint32_t * c, int32_t b, int32_t e, uint8_t * cut) {
+    split_matches(c, b, e, cut, match_number_triple);
+}
+
+static const cpt_range k_deepseek3_cjk[] = {{0x4E00, 0x9FA5}, {0x3040, 0x309F}, {0x30A0, 0x30FF}};
+static bool is_deepseek3_cjk(uint32_t cp) { return IN_RANGES(cp, k_deepseek3_cjk); }
+static void scan_deepseek3_cjk(const uint32_t * c, int32_t b, int32_t e, uint8_t * cut) {
+    split_runs(c, b, e, cut, is_deepseek3_cjk, false);
+}
+
+static bool deepseek3_prefix(uint32_t cp) {
+    return !is_cr_or_lf(cp) && !(cflags(cp) & (UNICODE_LETTER | UNICODE_PUNCTUATION | UNICODE_SYMBOL));
+}
+
+static int32_t match_deepseek3_word(const uint32_t * c, int32_t pos, int32_t e) {
+    const uint32_t cp = c[pos];
+    if (ascii_punct_sym(cp) && pos + 1 < e && ascii_letter(c[pos + 1])) {
+        int32_t j = pos + 2;
+        while (j < e && ascii_letter(c[j])) j++;
+        return j - pos;
+    }
+    int32_t n = match_prefixed_run(c, pos, e, deepseek3_prefix(cp), is_letter_or_mark);
+    if (n > 0) return n;
+    n = match_prefixed_run(c, pos, e, cp == ' ', is_punct_or_symbol);
+    if (n > 0) {
+        while (pos + n < e && is_cr_or_lf(c[pos + n])) n++;
+        return n;
+    }
+    return match_ws(c, pos, e);
+}
+static void scan_deepseek3_words(const uint32_t * c, int32_t b, int32_t e, uint8_t * cut) {
+    split_matches(c, b, e, cut, match_deepseek3_word);
+}
+
+// ---------------------------------------------------------------------------
+// bloom, poro-chat, gpt3-finnish: " ?[^(\s|.,!?…。，、।۔،)]+" (viking: then \p{N})
+// ---------------------------------------------------------------------------
+
+static bool is_bloom_word_char(uint32_t cp) {
+    static const uint32_t k_stops[] = {'(', '|', '.', ',', '!', '?', ')', 0x2026, 0x3002, 0xFF0C, 0x3001, 0x0964,
+                                       0x06D4, 0x060C};
+    if (is_ws(cp)) return false;
+    for (uint32_t s : k_stops) {
+        if (cp == s) return false;
+    }
+    return true;
+}
+static int32_t match_bloom_word(const uint32_t * c, int32_t pos, int32_t e) {
+    return match_prefixed_run(c, pos, e, c[pos] == ' ', is_bloom_word_char);
+}
+static void scan_bloom_words(const uint32_t * c, int32_t b, int32_t e, uint8_t * cut) {
+    split_matches(c, b, e, cut, match_bloom_word);
+}
+
+// ---------------------------------------------------------------------------
+// tekken (llama.cpp's adaptation of Mistral's regex):
+//   [^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+|
+//   [^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*|
+//   \p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+// "Upper" is a letter but a-z, "lower" a letter but A-Z: a non-ASCII letter is both.
+// ---------------------------------------------------------------------------
+
+static bool tekken_upper(uint32_t cp) { return is_letter(cp) && !(cp >= 'a' && cp <= 'z'); }
+static bool tekken_lower(uint32_t cp) { return is_letter(cp) && !(cp >= 'A' && cp <= 'Z'); }
+static bool tekken_other(uint32_t cp) { return !(cflags(cp) & (WS | LET | NUM)); }
+
+static int32_t match_tekken(const uint32_t * c, int32_t pos, int32_t e) {
+    const uint32_t cp = c[pos];
+    const uint16_t f = cflags(cp);
+    // The optional prefix is taken when pos is no letter; without it neither word
+    // alternative can start there, so only the prefixed tries matter.
+    const int32_t j = (!is_cr_or_lf(cp) && !(f & (LET | NUM))) ? pos + 1 : pos;
+    int32_t u = j;
+    while (u < e && tekken_upper(c[u])) u++;
+    // upper* lower+: the lower run after the upper run; else (backtracking) the
+    // last upper that is also lower ends the match.
+    if (u < e && tekken_lower(c[u])) {
+        while (u < e && tekken_lower(c[u])) u++;
+        return u - pos;
+    }
+    for (int32_t k = u - 1; k >= j; k--) {
+        if (tekken_lower(c[k])) return k + 1 - pos;
+    }
+    if (u > j) return u - pos;  // upper+ lower* with no lower after it
+    if (f & NUM) return 1;
+    int32_t n = match_prefixed_run(c, pos, e, cp == ' ', tekken_other);
+    if (n > 0) {
+        while (pos + n < e && (is_cr_or_lf(c[pos + n]) || c[pos + n] == '/')) n++;
+        return n;
+    }
+    return match_ws(c, pos, e);
+}
+static void scan_tekken(const uint32_t * c, int32_t b, int32_t e, uint8_t * cut) {
+    split_matches(c, b, e, cut, match_tekken);
+}
+
+// ---------------------------------------------------------------------------
+// chameleon: <sentinel:[0-9]+> | (IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z | ([\t\n]|    |  ) |
+//   \p{N} | [\p{P}!-/:-@\[-`{-~] | then GPT-2's regex
+// ---------------------------------------------------------------------------
+
+static bool starts_with(const uint32_t * c, int32_t pos, int32_t e, const char * lit) {
+    for (int32_t k = 0; lit[k]; k++) {
+        if (pos + k >= e || c[pos + k] != (uint8_t) lit[k]) return false;
+    }
+    return true;
+}
+
+static int32_t match_sentinel(const uint32_t * c, int32_t pos, int32_t e) {
+    if (!starts_with(c, pos, e, "<sentinel:")) return 0;
+    int32_t j = pos + 10;
+    while (j < e && ascii_digit(c[j])) j++;
+    return (j > pos + 10 && j < e && c[j] == '>') ? j + 1 - pos : 0;
+}
+
+// {1,4} letters A-I then Z: only the whole run of A-I can be followed by Z.
+static int32_t match_image(const uint32_t * c, int32_t pos, int32_t e) {
+    if (!starts_with(c, pos, e, "IMGIMG")) return 0;
+    int32_t j = pos + 6;
+    while (j < e && j < pos + 10 && c[j] >= 'A' && c[j] <= 'I') j++;
+    return (j > pos + 6 && j < e && c[j] == 'Z') ? j + 1 - pos : 0;
+}
+
+static int32_t match_chameleon_space(const uint32_t * c, int32_t pos, int32_t e) {
+    if (c[pos] == '\t' || c[pos] == '\n') return 1;
+    if (starts_with(c, pos, e, "    ")) return 4;
+    return starts_with(c, pos, e, "  ") ? 2 : 0;
+}
+
+static bool is_chameleon_punct(uint32_t cp) { return is_punct(cp) || ascii_punct_sym(cp); }
+
+static void scan_sentinels(const uint32_t * c, int32_t b, int32_t e, uint8_t * cut) {
+    split_matches(c, b, e, cut, match_sentinel);
+}
+static void scan_images(const uint32_t * c, int32_t b, int32_t e, uint8_t * cut) {
+    split_matches(c, b, e, cut, match_image);
+}
+static void scan_chameleon_spaces(const uint32_t * c, int32_t b, int32_t e, uint8_t * cut) {
+    split_matches(c, b, e, cut, match_chameleon_space);
+}
+static void scan_chameleon_punct(const uint32_t * c, int32_t b, int32_t e, uint8_t * cut) {
+    split_singles(c, b, e, cut, is_chameleon_punct);
+}
+
+// ---------------------------------------------------------------------------
 // Sequences per pre-tokenizer (llama.cpp's llm_tokenizer_bpe regex_exprs)
 // ---------------------------------------------------------------------------
 
@@ -307,6 +541,13 @@ static const pre_sequence k_sequences[] = {
                               scan_deepseek_cjk, scan_number_runs}},
     {VOCAB_PRE_STARCODER, {scan_number_singles, scan_gpt2}},
     {VOCAB_PRE_FALCON, {scan_punct_runs_tick, scan_gpt2, scan_digit_triples}},
+    {VOCAB_PRE_DEEPSEEK_CODER, {scan_cr_lf, scan_ws_letters, scan_ws_punct, scan_deepseek_cjk, scan_number_singles}},
+    {VOCAB_PRE_DEEPSEEK3, {scan_number_triples, scan_deepseek3_cjk, scan_deepseek3_words}},
+    {VOCAB_PRE_BLOOM, {scan_bloom_words}},
+    {VOCAB_PRE_VIKING, {scan_bloom_words, scan_number_singles}},
+    {VOCAB_PRE_TEKKEN, {scan_tekken}},
+    {VOCAB_PRE_CHAMELEON, {scan_sentinels, scan_images, scan_chameleon_spaces, scan_number_singles,
+                           scan_chameleon_punct, scan_gpt2}},
 };
 
 void pretokenize(vocab_pre pre, const uint32_t * cpts, int32_t n, uint8_t * cut) {

@@ -29,14 +29,22 @@ enum vocab_attr {
 };
 
 // Pre-tokenizer (BPE only): which regex sequence splits text into words.
+// vocab_load.cpp maps every tokenizer.ggml.pre name llama.cpp knows to one of
+// these (a missing key gives DEFAULT; an unknown name is refused).
 enum vocab_pre {
-    VOCAB_PRE_DEFAULT = 0,  // llama.cpp's default sequence (also for a missing or unknown name)
+    VOCAB_PRE_DEFAULT = 0,  // llama.cpp's default sequence
     VOCAB_PRE_GPT2,
-    VOCAB_PRE_LLAMA3,       // "llama-bpe", "llama3", "llama-v3", "falcon3"
-    VOCAB_PRE_QWEN2,
+    VOCAB_PRE_LLAMA3,       // also dbrx, smaug-bpe, chatglm-bpe
+    VOCAB_PRE_QWEN2,        // also stablelm2, megrez
     VOCAB_PRE_DEEPSEEK_LLM,
-    VOCAB_PRE_STARCODER,
+    VOCAB_PRE_STARCODER,    // also refact, command-r, smollm, codeshell, exaone, minerva-7b
     VOCAB_PRE_FALCON,
+    VOCAB_PRE_DEEPSEEK_CODER,
+    VOCAB_PRE_DEEPSEEK3,    // "deepseek-v3"
+    VOCAB_PRE_BLOOM,        // also poro-chat, gpt3-finnish
+    VOCAB_PRE_VIKING,
+    VOCAB_PRE_TEKKEN,
+    VOCAB_PRE_CHAMELEON,
 };
 
 #define VOCAB_MAX_EOG 16
@@ -89,6 +97,8 @@ size_t vocab_tables_size(const vocab_sizer * s);
 // Fill *out from the tokenizer.* keys. TERN_ERR_FORMAT names the key at fault
 // (missing tokens, per-token arrays of the wrong length or type, missing BPE
 // merges); a special id outside the vocabulary is ignored with a warning.
+// TERN_ERR_UNSUPPORTED names an unknown tokenizer.ggml.model or .pre; *out is
+// then complete but typed TERN_VOCAB_NONE (listed, never tokenized with).
 tern_status vocab_load(const gguf_file * f, tern_arena * arena, tern_vocab * out);
 
 // Temp bytes vocab_tokenize may take for text_len bytes of text.

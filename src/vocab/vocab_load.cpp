@@ -99,67 +99,111 @@ static void copy_name(char * dst, const gguf_str * s) {
     dst[n] = 0;
 }
 
-static vocab_pre pre_from_name(const char * name) {
-    static const struct { const char * name; vocab_pre pre; } k_pre[] = {
-        {"default", VOCAB_PRE_DEFAULT},
-        {"llama3", VOCAB_PRE_LLAMA3}, {"llama-v3", VOCAB_PRE_LLAMA3}, {"llama-bpe", VOCAB_PRE_LLAMA3},
-        {"falcon3", VOCAB_PRE_LLAMA3},
-        {"deepseek-llm", VOCAB_PRE_DEEPSEEK_LLM},
-        {"falcon", VOCAB_PRE_FALCON},
-        {"starcoder", VOCAB_PRE_STARCODER}, {"refact", VOCAB_PRE_STARCODER}, {"command-r", VOCAB_PRE_STARCODER},
-        {"smollm", VOCAB_PRE_STARCODER}, {"codeshell", VOCAB_PRE_STARCODER}, {"exaone", VOCAB_PRE_STARCODER},
-        {"minerva-7b", VOCAB_PRE_STARCODER},
-        {"gpt-2", VOCAB_PRE_GPT2}, {"phi-2", VOCAB_PRE_GPT2}, {"jina-es", VOCAB_PRE_GPT2},
-        {"jina-de", VOCAB_PRE_GPT2}, {"gigachat", VOCAB_PRE_GPT2}, {"jina-v1-en", VOCAB_PRE_GPT2},
-        {"jina-v2-es", VOCAB_PRE_GPT2}, {"jina-v2-de", VOCAB_PRE_GPT2}, {"jina-v2-code", VOCAB_PRE_GPT2},
-        {"roberta-bpe", VOCAB_PRE_GPT2}, {"mpt", VOCAB_PRE_GPT2}, {"olmo", VOCAB_PRE_GPT2},
-        {"jais", VOCAB_PRE_GPT2},
-        {"qwen2", VOCAB_PRE_QWEN2}, {"deepseek-r1-qwen", VOCAB_PRE_QWEN2}, {"stablelm2", VOCAB_PRE_QWEN2},
-    };
-    for (size_t i = 0; i < sizeof(k_pre) / sizeof(k_pre[0]); i++) {
-        if (strcmp(name, k_pre[i].name) == 0) return k_pre[i].pre;
+// tokenizer.ggml.pre names, as llama.cpp c392e509's llama_vocab::impl::load
+// (src/llama-vocab.cpp), with the flags it sets along.
+enum { PRE_IGNORE_MERGES = 1, PRE_ADD_BOS = 2, PRE_NO_BOS = 4 };
+struct pre_name {
+    const char * name;
+    vocab_pre    pre;
+    int          flags;
+};
+static const pre_name k_pre_names[] = {
+    {"default", VOCAB_PRE_DEFAULT, 0},
+    {"llama3", VOCAB_PRE_LLAMA3, PRE_IGNORE_MERGES | PRE_ADD_BOS},
+    {"llama-v3", VOCAB_PRE_LLAMA3, PRE_IGNORE_MERGES | PRE_ADD_BOS},
+    {"llama-bpe", VOCAB_PRE_LLAMA3, PRE_IGNORE_MERGES | PRE_ADD_BOS},
+    {"falcon3", VOCAB_PRE_LLAMA3, PRE_IGNORE_MERGES | PRE_ADD_BOS},
+    {"dbrx", VOCAB_PRE_LLAMA3, 0},
+    {"smaug-bpe", VOCAB_PRE_LLAMA3, 0},
+    {"chatglm-bpe", VOCAB_PRE_LLAMA3, PRE_NO_BOS},
+    {"deepseek-llm", VOCAB_PRE_DEEPSEEK_LLM, 0},
+    {"deepseek-coder", VOCAB_PRE_DEEPSEEK_CODER, 0},
+    {"deepseek-v3", VOCAB_PRE_DEEPSEEK3, 0},
+    {"falcon", VOCAB_PRE_FALCON, 0},
+    {"gpt-2", VOCAB_PRE_GPT2, 0},
+    {"phi-2", VOCAB_PRE_GPT2, 0},
+    {"jina-es", VOCAB_PRE_GPT2, 0},
+    {"jina-de", VOCAB_PRE_GPT2, 0},
+    {"gigachat", VOCAB_PRE_GPT2, 0},
+    {"jina-v1-en", VOCAB_PRE_GPT2, 0},
+    {"jina-v2-es", VOCAB_PRE_GPT2, 0},
+    {"jina-v2-de", VOCAB_PRE_GPT2, 0},
+    {"jina-v2-code", VOCAB_PRE_GPT2, 0},
+    {"roberta-bpe", VOCAB_PRE_GPT2, 0},
+    {"mpt", VOCAB_PRE_GPT2, 0},
+    {"olmo", VOCAB_PRE_GPT2, 0},
+    {"jais", VOCAB_PRE_GPT2, 0},
+    {"starcoder", VOCAB_PRE_STARCODER, 0},
+    {"refact", VOCAB_PRE_STARCODER, 0},
+    {"command-r", VOCAB_PRE_STARCODER, 0},
+    {"smollm", VOCAB_PRE_STARCODER, 0},
+    {"codeshell", VOCAB_PRE_STARCODER, 0},
+    {"exaone", VOCAB_PRE_STARCODER, 0},
+    {"minerva-7b", VOCAB_PRE_STARCODER, 0},
+    {"qwen2", VOCAB_PRE_QWEN2, 0},
+    {"deepseek-r1-qwen", VOCAB_PRE_QWEN2, 0},
+    {"stablelm2", VOCAB_PRE_QWEN2, 0},
+    {"megrez", VOCAB_PRE_QWEN2, 0},
+    {"poro-chat", VOCAB_PRE_BLOOM, 0},
+    {"bloom", VOCAB_PRE_BLOOM, 0},
+    {"gpt3-finnish", VOCAB_PRE_BLOOM, 0},
+    {"viking", VOCAB_PRE_VIKING, 0},
+    {"tekken", VOCAB_PRE_TEKKEN, PRE_IGNORE_MERGES | PRE_ADD_BOS},
+    {"chameleon", VOCAB_PRE_CHAMELEON, PRE_ADD_BOS},
+};
+
+static const pre_name * find_pre(const gguf_str * name) {
+    for (size_t i = 0; i < sizeof(k_pre_names) / sizeof(k_pre_names[0]); i++) {
+        if (gguf_str_eq(*name, k_pre_names[i].name)) return &k_pre_names[i];
     }
-    TERN_LOGW("vocab: unknown pre-tokenizer '%s', using the default one (tokenization may differ)\n", name);
-    return VOCAB_PRE_DEFAULT;
+    return NULL;
 }
 
 // Type and defaults from tokenizer.ggml.model / .pre, as llama.cpp's load().
-static tern_status read_model(const gguf_file * f, tern_vocab * v) {
+// An unknown model or pre-tokenizer name sets *unsupported (the error is
+// raised once the tables are loaded, see vocab_load) and types the vocabulary
+// TERN_VOCAB_NONE, so that nothing tokenizes with it.
+static tern_status read_model(const gguf_file * f, tern_vocab * v, bool * unsupported) {
     gguf_str model, pre = {"", 0};
+    v->bos = v->eos = v->eot = v->eom = v->unk = v->sep = v->pad = -1;
+    v->fim_pre = v->fim_suf = v->fim_mid = v->fim_pad = v->fim_rep = v->fim_sep = -1;
+    v->pre = VOCAB_PRE_DEFAULT;
+    v->type = TERN_VOCAB_NONE;
     if (!gguf_get_str(f, KEY_MODEL, &model)) return tern_fail(TERN_ERR_FORMAT, "%s: missing or not a string", KEY_MODEL);
     if (gguf_find_key(f, KEY_PRE) >= 0 && !gguf_get_str(f, KEY_PRE, &pre)) {
         return tern_fail(TERN_ERR_FORMAT, "%s: not a string", KEY_PRE);
     }
     copy_name(v->model_name, &model);
     copy_name(v->pre_name, &pre);
-    v->bos = v->eos = v->eot = v->eom = v->unk = v->sep = v->pad = -1;
-    v->fim_pre = v->fim_suf = v->fim_mid = v->fim_pad = v->fim_rep = v->fim_sep = -1;
-    v->pre = VOCAB_PRE_DEFAULT;
-    if (strcmp(v->model_name, "llama") == 0) {
+    if (gguf_str_eq(model, "llama")) {
         v->type = TERN_VOCAB_SPM;
         v->bos = 1; v->eos = 2; v->unk = 0;
         v->add_space_prefix = true;
         v->add_bos = true;
-    } else if (strcmp(v->model_name, "gpt2") == 0) {
+    } else if (gguf_str_eq(model, "gpt2")) {
         v->type = TERN_VOCAB_BPE;
         v->bos = 11; v->eos = 11;
-        if (pre.len == 0) {
+        if (pre.len == 0) {  // missing or empty: llama.cpp warns and takes the default
             TERN_LOGW("vocab: %s missing, using the default pre-tokenizer (tokenization may differ)\n", KEY_PRE);
+        } else if (const pre_name * p = find_pre(&pre)) {
+            v->pre = p->pre;
+            v->ignore_merges = (p->flags & PRE_IGNORE_MERGES) != 0;
+            v->add_bos = (p->flags & PRE_ADD_BOS) != 0;
+            if (p->flags & PRE_NO_BOS) v->bos = -1;
         } else {
-            v->pre = pre_from_name(v->pre_name);
+            tern_fail(TERN_ERR_UNSUPPORTED, "%s: unknown pre-tokenizer '%s'", KEY_PRE, v->pre_name);
+            v->type = TERN_VOCAB_NONE;
+            *unsupported = true;
         }
-        if (v->pre == VOCAB_PRE_LLAMA3) {
-            v->ignore_merges = true;
-            v->add_bos = true;
-        }
-    } else if (strcmp(v->model_name, "bert") == 0) {
+    } else if (gguf_str_eq(model, "bert")) {
         v->type = TERN_VOCAB_WPM;
         v->bos = 101; v->unk = 100; v->sep = 102; v->pad = 0;
         v->add_bos = true;
-    } else if (strcmp(v->model_name, "no_vocab") == 0 || strcmp(v->model_name, "none") == 0) {
+    } else if (gguf_str_eq(model, "no_vocab") || gguf_str_eq(model, "none")) {
         v->type = TERN_VOCAB_NONE;
     } else {
-        return tern_fail(TERN_ERR_UNSUPPORTED, "%s: unknown tokenizer '%s'", KEY_MODEL, v->model_name);
+        tern_fail(TERN_ERR_UNSUPPORTED, "%s: unknown tokenizer '%s'", KEY_MODEL, v->model_name);
+        *unsupported = true;
     }
     if (gguf_find_key(f, KEY_ADD_PREFIX) >= 0 && !gguf_get_bool(f, KEY_ADD_PREFIX, &v->add_space_prefix)) {
         return tern_fail(TERN_ERR_FORMAT, "%s: not a bool", KEY_ADD_PREFIX);
@@ -373,15 +417,24 @@ static void build_byte_tokens(tern_vocab * v) {
     }
 }
 
+// An unknown tokenizer.ggml.model or .pre is refused (TERN_ERR_UNSUPPORTED
+// naming it, as llama.cpp refuses it), after the tables are complete: *out is
+// then a TERN_VOCAB_NONE vocabulary whose tokens can be listed, never used to
+// tokenize (a metadata-only load may keep it).
 tern_status vocab_load(const gguf_file * f, tern_arena * arena, tern_vocab * out) {
     memset(out, 0, sizeof(*out));
-    TERN_TRY(read_model(f, out));
+    bool unsupported = false;
+    TERN_TRY(read_model(f, out, &unsupported));
+    char why[160];
+    if (unsupported) snprintf(why, sizeof(why), "%s", tern_last_error());
     uint16_t * attrs = NULL;
     int32_t * special = NULL;
     TERN_TRY(load_tokens(f, arena, out, &attrs, &special));
-    if (out->n_tokens == 0) return TERN_OK;
-    TERN_TRY(read_special_ids(f, out));
-    vocab_finish_specials(f, out, attrs, special);
-    build_byte_tokens(out);
+    if (out->n_tokens > 0) {
+        TERN_TRY(read_special_ids(f, out));
+        vocab_finish_specials(f, out, attrs, special);
+        build_byte_tokens(out);
+    }
+    if (unsupported) return tern_fail(TERN_ERR_UNSUPPORTED, "%s", why);
     return TERN_OK;
 }
