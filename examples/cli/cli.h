@@ -12,7 +12,8 @@ int cmd_chat(int argc, char ** argv);
 // Option parsing: value of argv[i + 1] for a flag, with a clear error when missing.
 bool cli_value(int argc, char ** argv, int & i, const char *& out);
 // A whole-string integer in [lo, hi]; anything else is one clear error line.
-bool cli_int(int argc, char ** argv, int & i, long & out, long lo, long hi);
+// long long: the same range on every target (long is 32 bits on armhf).
+bool cli_int(int argc, char ** argv, int & i, long long & out, long long lo, long long hi);
 // A whole-string finite number.
 bool cli_float(int argc, char ** argv, int & i, float & out);
 

@@ -137,7 +137,7 @@ struct chat_session {
     tern_sampler * smpl;
     std::string tmpl;
     uint32_t n_ctx, n_batch;
-    long n_predict;
+    long long n_predict;
     bool perf, verbose;
     std::vector<chat_msg> history;
     std::string cached;            // the text whose tokens the cache holds
@@ -267,7 +267,7 @@ static turn_result turn(chat_session * s, std::string * reply) {
     int32_t n_eval = 0;
     double t_eval = 0;
     bool full = false, stopped = false, failed = false;
-    for (long k = 0; s->n_predict < 0 || k < s->n_predict; k++) {
+    for (long long k = 0; s->n_predict < 0 || k < s->n_predict; k++) {
         if (g_interrupted) { stopped = true; break; }
         tern_token t = tern_sampler_sample(s->smpl, s->ctx, -1);
         if (t < 0) {
@@ -335,8 +335,8 @@ int cmd_chat(int argc, char ** argv) {
     const char * path = NULL, * system_prompt = NULL, * tmpl_arg = NULL, * messages_file = NULL;
     bool print_prompt = false, perf = true, verbose = false;
     const long n_online = sysconf(_SC_NPROCESSORS_ONLN);
-    long n_predict = -1, n_ctx = 4096, n_batch = 512, last_n = 64, seed = -1;
-    long n_threads = n_online > 0 && n_online < 4 ? n_online : 4;
+    long long n_predict = -1, n_ctx = 4096, n_batch = 512, last_n = 64, seed = -1;
+    long long n_threads = n_online > 0 && n_online < 4 ? n_online : 4;
     tern_sampler_params sp = tern_sampler_default_params();
     sp.temp = 0.8f; sp.top_k = 40; sp.top_p = 0.95f; sp.min_p = 0.05f;
     sp.repeat_penalty = 1.0f; sp.frequency_penalty = 0.0f; sp.presence_penalty = 0.0f;
@@ -353,12 +353,12 @@ int cmd_chat(int argc, char ** argv) {
         else if (!strcmp(a, "-b") || !strcmp(a, "--batch-size")) ok = cli_int(argc, argv, i, n_batch, 1, INT32_MAX);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = cli_int(argc, argv, i, n_threads, 1, TERN_MAX_THREADS);
         else if (!strcmp(a, "--temp")) ok = cli_float(argc, argv, i, sp.temp);
-        else if (!strcmp(a, "--top-k")) { long k = 0; ok = cli_int(argc, argv, i, k, 0, INT32_MAX); sp.top_k = (int32_t) k; }
+        else if (!strcmp(a, "--top-k")) { long long k = 0; ok = cli_int(argc, argv, i, k, 0, INT32_MAX); sp.top_k = (int32_t) k; }
         else if (!strcmp(a, "--top-p")) ok = cli_float(argc, argv, i, sp.top_p);
         else if (!strcmp(a, "--min-p")) ok = cli_float(argc, argv, i, sp.min_p);
         else if (!strcmp(a, "--repeat-penalty")) ok = cli_float(argc, argv, i, sp.repeat_penalty);
         else if (!strcmp(a, "--repeat-last-n")) ok = cli_int(argc, argv, i, last_n, 0, INT32_MAX);
-        else if (!strcmp(a, "-s") || !strcmp(a, "--seed")) ok = cli_int(argc, argv, i, seed, 0, (long) (UINT32_MAX > LONG_MAX ? LONG_MAX : UINT32_MAX));
+        else if (!strcmp(a, "-s") || !strcmp(a, "--seed")) ok = cli_int(argc, argv, i, seed, 0, (long long) UINT32_MAX);
         else if (!strcmp(a, "--no-perf")) perf = false;
         else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) verbose = true;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { chat_usage(stdout); return 0; }

@@ -219,8 +219,8 @@ int cmd_run(int argc, char ** argv) {
     const double t_start_ms = now_ms();
     const char * path = NULL, * prompt_arg = NULL, * prompt_file = NULL, * logits_out = NULL, * prompt_cache = NULL;
     long n_online = sysconf(_SC_NPROCESSORS_ONLN);
-    long n_predict = 128, n_ctx = 4096, n_batch = 512, n_ubatch = 0, n_threads = n_online > 0 && n_online < 4 ? n_online : 4;
-    long seed = -1, last_n = 64, n_keep = 0, ga_n = 1, ga_w = 512, ngl = -1;
+    long long n_predict = 128, n_ctx = 4096, n_batch = 512, n_ubatch = 0, n_threads = n_online > 0 && n_online < 4 ? n_online : 4;
+    long long seed = -1, last_n = 64, n_keep = 0, ga_n = 1, ga_w = 512, ngl = -1;
     bool json = false, context_shift = true, escape = true, ignore_eos = false, perf = true, verbose = false;
     std::vector<std::string> stops;
     std::vector<logit_bias> biases;
@@ -243,14 +243,14 @@ int cmd_run(int argc, char ** argv) {
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = cli_int(argc, argv, i, n_threads, 1, TERN_MAX_THREADS);
         else if (!strcmp(a, "-ngl") || !strcmp(a, "--n-gpu-layers") || !strcmp(a, "--gpu-layers")) ok = cli_int(argc, argv, i, ngl, -1, INT32_MAX);
         else if (!strcmp(a, "--temp")) ok = cli_float(argc, argv, i, sp.temp);
-        else if (!strcmp(a, "--top-k")) { long k; ok = cli_int(argc, argv, i, k, 0, INT32_MAX); sp.top_k = (int32_t) k; }
+        else if (!strcmp(a, "--top-k")) { long long k; ok = cli_int(argc, argv, i, k, 0, INT32_MAX); sp.top_k = (int32_t) k; }
         else if (!strcmp(a, "--top-p")) ok = cli_float(argc, argv, i, sp.top_p);
         else if (!strcmp(a, "--min-p")) ok = cli_float(argc, argv, i, sp.min_p);
         else if (!strcmp(a, "--repeat-penalty")) ok = cli_float(argc, argv, i, sp.repeat_penalty);
         else if (!strcmp(a, "--presence-penalty")) ok = cli_float(argc, argv, i, sp.presence_penalty);
         else if (!strcmp(a, "--frequency-penalty")) ok = cli_float(argc, argv, i, sp.frequency_penalty);
         else if (!strcmp(a, "--repeat-last-n")) ok = cli_int(argc, argv, i, last_n, -1, INT32_MAX);
-        else if (!strcmp(a, "-s") || !strcmp(a, "--seed")) ok = cli_int(argc, argv, i, seed, 0, (long) (UINT32_MAX > LONG_MAX ? LONG_MAX : UINT32_MAX));
+        else if (!strcmp(a, "-s") || !strcmp(a, "--seed")) ok = cli_int(argc, argv, i, seed, 0, (long long) UINT32_MAX);
         else if (!strcmp(a, "-r") || !strcmp(a, "--reverse-prompt")) {
             const char * v;
             ok = cli_value(argc, argv, i, v);
@@ -433,7 +433,7 @@ int cmd_run(int argc, char ** argv) {
     }
     const char * stop = "length";
     if (st == TERN_OK && rc == 0) {
-        for (long k = 0; n_predict < 0 || k < n_predict; k++) {
+        for (long long k = 0; n_predict < 0 || k < n_predict; k++) {
             float * logits = tern_get_logits_ith(ctx, -1);
             if (logits) for (const logit_bias & b : biases) logits[b.token] += b.bias;
             tern_token t = tern_sampler_sample(smpl, ctx, -1);

@@ -18,18 +18,18 @@ bool cli_value(int argc, char ** argv, int & i, const char *& out) {
     return true;
 }
 
-bool cli_int(int argc, char ** argv, int & i, long & out, long lo, long hi) {
+bool cli_int(int argc, char ** argv, int & i, long long & out, long long lo, long long hi) {
     const char * v;
     if (!cli_value(argc, argv, i, v)) return false;
     char * end;
     errno = 0;
-    const long x = strtol(v, &end, 10);
+    const long long x = strtoll(v, &end, 10);
     if (*v == 0 || isspace((unsigned char) *v) || *end != 0) {
         fprintf(stderr, "tern: option %s needs an integer, not '%s'\n", argv[i - 1], v);
         return false;
     }
     if (errno == ERANGE || x < lo || x > hi) {
-        fprintf(stderr, "tern: option %s: %s is out of range [%ld, %ld]\n", argv[i - 1], v, lo, hi);
+        fprintf(stderr, "tern: option %s: %s is out of range [%lld, %lld]\n", argv[i - 1], v, lo, hi);
         return false;
     }
     out = x;
