@@ -161,7 +161,7 @@ tern_status load_vocab(const char * path, vocab_file * v) {
     gguf_span span = { v->bytes.data(), v->bytes.size(), v->bytes.size() };
     size_t need = 0;
     uint64_t need_prefix = 0;
-    TERN_TRY(gguf_measure(&span, path, NULL, NULL, &need, &need_prefix));
+    TERN_TRY(gguf_measure(&span, path, NULL, NULL, NULL, &need, &need_prefix));
     v->arena_buf.resize(arena_buffer_size(need));
     arena_init(&v->arena, v->arena_buf.data(), v->arena_buf.size());
     TERN_TRY(gguf_parse(&span, path, &v->arena, &v->f));

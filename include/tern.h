@@ -7,10 +7,21 @@
  * tensor at fault (per thread).
  *
  * Memory: a model's tables (tensor table, metadata, vocabulary) live in one
- * arena sized from the GGUF header; a context lives in one arena whose exact
- * size tern_context_mem_size() returns, either the caller's buffer (firmware:
- * a static array) or obtained once. After tern_context_create() nothing is
- * allocated: decode and sampling run inside the arena.
+ * arena sized from the GGUF header (tern_model_mem_size_*); a context lives in
+ * one arena whose exact size tern_context_mem_size() returns; a sampler in
+ * tern_sampler_mem_size() bytes; tokenizing in tern_tokenize_scratch_size().
+ * Each is either the caller's buffer (firmware: static arrays, the model a
+ * blob in flash: no heap call at all) or obtained once. After
+ * tern_context_create() nothing is allocated: decode and sampling run inside
+ * the arena.
+ *
+ * Lifecycle:
+ *   tern_model_load_file / _blob    -> tern_model *      (read-only, shared)
+ *   tern_context_create(model)      -> tern_context *    (KV cache, activations)
+ *   tern_sampler_create(model)      -> tern_sampler *
+ *   tern_tokenize(model, text)      -> tokens
+ *   loop: tern_decode(ctx, batch); tern_sampler_sample(smpl, ctx, -1)
+ *   tern_sampler_free, tern_context_free, tern_model_free (reverse order)
  *
  * Threads and lifetimes:
  *   - A model is read-only once loaded: contexts on any threads may use it at
@@ -128,6 +139,9 @@ typedef struct tern_model_params {
                            copies, the file is never written; never on the blob path) */
     tern_progress_callback progress_callback;
     void * progress_callback_user_data;
+    void * arena;       /* caller memory for the model's tables (and, on the read path, the
+                           file's bytes), or NULL to obtain it once; >= tern_model_mem_size_*() */
+    size_t arena_size;  /* bytes at arena */
 } tern_model_params;
 
 tern_model_params tern_model_default_params(void);
@@ -139,6 +153,16 @@ tern_status tern_model_load_file(const char * path, const tern_model_params * pa
  * the memory must outlive the model. use_mmap is ignored. */
 tern_status tern_model_load_blob(const void * data, size_t size, const tern_model_params * params, tern_model ** out_model);
 void tern_model_free(tern_model * model);
+
+/* Exact bytes of params->arena the same load takes (any alignment): the
+ * tables, the vocabulary, the load scratch, the scratch tern_context_mem_size
+ * plans in, and on the read path (use_mmap 0) the file's bytes. The header is
+ * measured, nothing is kept; 0 on error (tern_last_error says why). Neither
+ * call allocates (the file is mapped to be measured; builds without mmap read
+ * its header into one temporary buffer). Firmware: a static buffer of this
+ * size and tern_model_load_blob take no heap at all. */
+size_t tern_model_mem_size_file(const char * path, const tern_model_params * params);
+size_t tern_model_mem_size_blob(const void * data, size_t size, const tern_model_params * params);
 
 /* How the weights were obtained: "mmap", "read" or "blob". */
 const char * tern_model_load_path(const tern_model * model);

@@ -5,6 +5,7 @@
 #include "core/arena.h"
 #include "core/log.h"
 #include "core/status.h"
+#include "context/context.h"
 #include "model/model.h"
 #include "model/repack.h"
 #include "port.h"
@@ -26,11 +27,23 @@ extern "C" tern_model_params tern_model_default_params(void) {
 namespace {
 
 // Sizes the model's tables from the GGUF header while it is measured: the
-// vocabulary's, the layer table's and the tern_model struct itself.
+// vocabulary's, the layer table's, the tern_model struct itself, the context
+// sizing scratch and the repack scratch (the largest group of rows any
+// tensor of the header would be repacked in).
 struct model_sizer {
     vocab_sizer vocab;
     uint32_t    max_block_count;
+    bool        vocab_only;
+    bool        repack;
+    size_t      repack_scratch;
 };
+
+void model_sizer_tensor(void * user, const gguf_tensor_info * ti) {
+    model_sizer * s = (model_sizer *) user;
+    if (!s->repack) return;
+    const size_t group = model_repack_group_bytes(ti->type, (int32_t) ti->n_dims, ti->ne);
+    if (group > s->repack_scratch) s->repack_scratch = group;
+}
 
 void model_sizer_visit(void * user, const gguf_kv * kv) {
     model_sizer * s = (model_sizer *) user;
@@ -50,7 +63,16 @@ size_t model_sizer_extra(void * user, uint64_t n_tensors) {
     // Every layer needs tensors of its own: a block_count beyond the tensor count
     // is refused later (hparams vs tensors), so it never sizes the layer table.
     const uint32_t layers = (uint64_t) s->max_block_count < n_tensors ? s->max_block_count : (uint32_t) n_tensors;
-    return arena_padded(sizeof(tern_model)) + vocab_tables_size(&s->vocab) + model_weights_size(layers);
+    size_t bytes = arena_padded(sizeof(tern_model)) + vocab_tables_size(&s->vocab) + model_weights_size(layers);
+    if (!s->vocab_only) bytes += arena_padded(context_sizing_scratch_size(layers)) + arena_padded(s->repack_scratch);
+    return bytes;
+}
+
+void model_sizer_init(model_sizer * s, const tern_model_params * p, bool blob) {
+    memset(s, 0, sizeof(*s));
+    vocab_sizer_init(&s->vocab);
+    s->vocab_only = p->vocab_only != 0;
+    s->repack = p->repack && !blob && !s->vocab_only;
 }
 
 // Everything after the files are open: the model struct, vocabulary,
@@ -106,8 +128,15 @@ tern_status model_finish(model_files * files, const tern_model_params * p, tern_
                          model_arch_list());
     }
     TERN_TRY(hparams_load(f, m->arch_name, n_vocab, &m->hp));
-    return model_bind_weights(m);
+    TERN_TRY(model_bind_weights(m));
+    m->sizing_scratch_size = context_sizing_scratch_size(m->hp.n_layer);
+    m->sizing_scratch = (uint8_t *) arena_alloc(&m->files.arena, m->sizing_scratch_size, TERN_MEM_MODEL_TABLES);
+    if (!m->sizing_scratch) return tern_fail(TERN_ERR_INTERNAL, "model arena: no room for the sizing scratch");
+    return TERN_OK;
 }
+
+tern_status open_blob(const void * src, size_t size, const tern_model_params * p, const model_files_sizer * s,
+                      model_files * out);
 
 typedef tern_status (*open_fn)(const void * src, size_t size, const tern_model_params * p,
                                const model_files_sizer * s, model_files * out);
@@ -119,9 +148,8 @@ tern_status model_load(const char * what, const void * src, size_t size, open_fn
     tern_error_clear();
     tern_model_params p = params ? *params : tern_model_default_params();
     model_sizer sizer;
-    memset(&sizer, 0, sizeof(sizer));
-    vocab_sizer_init(&sizer.vocab);
-    model_files_sizer fs = { model_sizer_visit, model_sizer_extra, &sizer };
+    model_sizer_init(&sizer, &p, open == open_blob);
+    model_files_sizer fs = { model_sizer_visit, model_sizer_tensor, model_sizer_extra, &sizer };
     model_files files;
     memset(&files, 0, sizeof(files));
     tern_status st = open(src, size, &p, &fs, &files);
@@ -163,6 +191,24 @@ extern "C" tern_status tern_model_load_blob(const void * data, size_t size, cons
                                             tern_model ** out) {
     if (!data) return tern_fail(TERN_ERR_INVALID_ARG, "blob is NULL");
     return model_load("blob", data, size, open_blob, params, out);
+}
+
+extern "C" size_t tern_model_mem_size_file(const char * path, const tern_model_params * params) {
+    tern_error_clear();
+    tern_model_params p = params ? *params : tern_model_default_params();
+    model_sizer sizer;
+    model_sizer_init(&sizer, &p, false);
+    model_files_sizer fs = { model_sizer_visit, model_sizer_tensor, model_sizer_extra, &sizer };
+    return model_files_size_path(path, &p, &fs);
+}
+
+extern "C" size_t tern_model_mem_size_blob(const void * data, size_t size, const tern_model_params * params) {
+    tern_error_clear();
+    tern_model_params p = params ? *params : tern_model_default_params();
+    model_sizer sizer;
+    model_sizer_init(&sizer, &p, true);
+    model_files_sizer fs = { model_sizer_visit, model_sizer_tensor, model_sizer_extra, &sizer };
+    return model_files_size_blob(data, size, &p, &fs);
 }
 
 extern "C" void tern_model_free(tern_model * model) {

@@ -18,12 +18,12 @@ void check_prefix_protocol(const std::string & path, const std::vector<uint8_t> 
     gguf_span full = {bytes.data(), bytes.size(), bytes.size()};
     size_t want = 0;
     uint64_t need = 0;
-    CHECK(gguf_measure(&full, path.c_str(), NULL, NULL, &want, &need) == TERN_OK);
+    CHECK(gguf_measure(&full, path.c_str(), NULL, NULL, NULL, &want, &need) == TERN_OK);
     gguf_span part = {bytes.data(), 16, bytes.size()};
     size_t got = 0;
     int rounds = 0;
     tern_status s;
-    while ((s = gguf_measure(&part, path.c_str(), NULL, NULL, &got, &need)) != TERN_OK && rounds++ < 64) {
+    while ((s = gguf_measure(&part, path.c_str(), NULL, NULL, NULL, &got, &need)) != TERN_OK && rounds++ < 64) {
         if (need <= part.avail) break;
         part.avail = need;
     }
@@ -37,7 +37,7 @@ void check_file(const std::string & path) {
     check_prefix_protocol(path, bytes);
 
     key_counter keys = {0};
-    model_files_sizer sizer = {count_key, reserve_4k, &keys};
+    model_files_sizer sizer = {count_key, NULL, reserve_4k, &keys};
     model_files mapped, read, blob;
     tern_model_params p_map = load_params(1), p_read = load_params(0);
     tern_status s = model_files_open_path(path.c_str(), &p_map, &sizer, &mapped);

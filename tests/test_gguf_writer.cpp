@@ -164,7 +164,7 @@ int main() {
     gguf_span span = {p.bytes.data(), p.bytes.size(), p.bytes.size()};
     size_t need = 0;
     uint64_t more = 0;
-    CHECK(gguf_measure(&span, "all.gguf", NULL, NULL, &need, &more) == TERN_OK && more == 0);
+    CHECK(gguf_measure(&span, "all.gguf", NULL, NULL, NULL, &need, &more) == TERN_OK && more == 0);
     std::vector<uint8_t> exact(need + TERN_ARENA_ALIGN);
     tern_arena a;
     arena_init(&a, exact.data(), arena_buffer_size(need));

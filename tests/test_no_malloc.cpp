@@ -5,6 +5,7 @@
 // malloc/calloc/realloc/free (forwarding to glibc's) and counts the calls.
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <string>
 #include <vector>
@@ -98,7 +99,150 @@ static void run_model(const char * name, int n_threads) {
     tern_model_free(m);
 }
 
+// Greedy tokens of the standard path (heap) for comparison.
+static std::vector<tern_token> greedy_heap(const std::string & path, const char * text, int n) {
+    std::vector<tern_token> out;
+    tern_model * m = NULL;
+    if (tern_model_load_file(path.c_str(), NULL, &m) != TERN_OK) return out;
+    tern_context_params cp = tern_context_default_params();
+    cp.n_ctx = 128;
+    tern_context * ctx = NULL;
+    tern_sampler_params sp = tern_sampler_default_params();
+    sp.temp = 0.0f;
+    tern_sampler * smpl = NULL;
+    if (tern_context_create(m, &cp, &ctx) == TERN_OK && tern_sampler_create(m, &sp, NULL, 0, &smpl) == TERN_OK) {
+        tern_token toks[64];
+        int32_t n_tok = tern_tokenize(m, text, (int32_t) strlen(text), toks, 64, 1, 0);
+        tern_status st = n_tok > 0 ? tern_decode(ctx, tern_batch_get_one(toks, n_tok)) : TERN_ERR_INTERNAL;
+        for (int k = 0; k < n && st == TERN_OK; k++) {
+            tern_token t = tern_sampler_sample(smpl, ctx, -1);
+            out.push_back(t);
+            st = tern_decode(ctx, tern_batch_get_one(&t, 1));
+        }
+    }
+    tern_sampler_free(smpl);
+    tern_context_free(ctx);
+    tern_model_free(m);
+    return out;
+}
+
+static std::vector<uint8_t> read_all(const std::string & path) {
+    std::vector<uint8_t> bytes;
+    FILE * f = fopen(path.c_str(), "rb");
+    if (!f) return bytes;
+    uint8_t buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) bytes.insert(bytes.end(), buf, buf + n);
+    fclose(f);
+    return bytes;
+}
+
+// The firmware shape, counted end to end: the model a blob in caller memory,
+// its tables in caller memory, the context, sampler and tokenizer scratch in
+// caller memory, one thread. Every call from sizing to freeing is counted.
+static void run_end_to_end(const char * name) {
+    const std::string path = std::string(tern_test_shared_dir()) + "/models/" + name;
+    const std::vector<uint8_t> file = read_all(path);
+    CHECK_MSG(!file.empty(), "cannot read %s", path.c_str());
+    if (file.empty()) return;
+    const char * text = "Once upon a time, there was a little girl.";
+    const std::vector<tern_token> want = greedy_heap(path, text, 24);
+    // All memory the library will use, obtained before counting.
+    std::vector<uint8_t> blob_mem(file.size() + 64), model_mem(1 << 22), ctx_mem(1 << 24), smpl_mem(1 << 20),
+        tok_mem(1 << 16);
+    uint8_t * blob = blob_mem.data() + (64 - (uintptr_t) blob_mem.data() % 64) % 64;
+    memcpy(blob, file.data(), file.size());
+    std::vector<tern_token> got;
+    got.reserve(64);
+
+    g_calls = 0;
+    g_counting = 1;
+    tern_model_params mp = tern_model_default_params();
+    const size_t model_bytes = tern_model_mem_size_blob(blob, file.size(), &mp);
+    mp.arena = model_mem.data();
+    mp.arena_size = model_bytes;
+    tern_model * m = NULL;
+    tern_status st = model_bytes > 0 && model_bytes <= model_mem.size() ? tern_model_load_blob(blob, file.size(), &mp, &m)
+                                                                        : TERN_ERR_NO_MEMORY;
+    tern_context_params cp = tern_context_default_params();
+    cp.n_ctx = 128;
+    cp.n_batch = 32;
+    cp.n_threads = 1;
+    const size_t ctx_bytes = st == TERN_OK ? tern_context_mem_size(m, &cp) : 0;
+    cp.arena = ctx_mem.data();
+    cp.arena_size = ctx_bytes;
+    tern_context * ctx = NULL;
+    if (st == TERN_OK) st = ctx_bytes > 0 && ctx_bytes <= ctx_mem.size() ? tern_context_create(m, &cp, &ctx) : TERN_ERR_NO_MEMORY;
+    tern_sampler_params sp = tern_sampler_default_params();
+    sp.temp = 0.0f;
+    const size_t smpl_bytes = st == TERN_OK ? tern_sampler_mem_size(m, &sp) : 0;
+    tern_sampler * smpl = NULL;
+    if (st == TERN_OK) st = smpl_bytes <= smpl_mem.size() ? tern_sampler_create(m, &sp, smpl_mem.data(), smpl_bytes, &smpl) : TERN_ERR_NO_MEMORY;
+    tern_token toks[64];
+    int32_t n_tok = 0;
+    if (st == TERN_OK) {
+        const size_t need = tern_tokenize_scratch_size(m, (int32_t) strlen(text));
+        n_tok = need <= tok_mem.size() ? tern_tokenize_in(m, text, (int32_t) strlen(text), toks, 64, 1, 0, tok_mem.data(), need) : -1;
+        if (n_tok <= 0) st = TERN_ERR_INTERNAL;
+    }
+    if (st == TERN_OK) st = tern_decode(ctx, tern_batch_get_one(toks, n_tok));
+    for (int k = 0; k < 24 && st == TERN_OK; k++) {
+        tern_token t = tern_sampler_sample(smpl, ctx, -1);
+        got.push_back(t);
+        st = tern_decode(ctx, tern_batch_get_one(&t, 1));
+    }
+    tern_sampler_free(smpl);
+    tern_context_free(ctx);
+    tern_model_free(m);
+    g_counting = 0;
+    CHECK_MSG(st == TERN_OK, "%s end to end: %s", name, tern_last_error());
+    CHECK_MSG(got == want && !want.empty(), "%s: caller-memory greedy tokens differ from the heap path's", name);
+    CHECK_MSG(g_calls == 0, "%s: %ld heap calls from model sizing to free", name, (long) g_calls);
+    printf("%s: blob + caller memory, sizing to free (load %zu B, context %zu B, sampler %zu B, %d tokens): "
+           "%ld heap calls\n", name, model_bytes, ctx_bytes, smpl_bytes, (int) got.size(), (long) g_calls);
+
+    // Exact: one byte less is refused at every alignment, the size itself loads.
+    for (size_t shift = 0; shift < 3 && model_bytes > 0; shift++) {
+        static const size_t kShifts[3] = {0, 1, 63};
+        tern_model_params q = tern_model_default_params();
+        q.arena = model_mem.data() + (64 - (uintptr_t) model_mem.data() % 64) % 64 + kShifts[shift];
+        q.arena_size = model_bytes - 1;
+        tern_model * bad = NULL;
+        CHECK(tern_model_load_blob(blob, file.size(), &q, &bad) == TERN_ERR_NO_MEMORY && bad == NULL);
+        q.arena_size = model_bytes;
+        CHECK_MSG(tern_model_load_blob(blob, file.size(), &q, &bad) == TERN_OK, "%s", tern_last_error());
+        tern_model_free(bad);
+    }
+
+    // Files in caller memory: mapped (tables only) and read (the file's bytes too).
+    for (int use_mmap = 0; use_mmap < 2; use_mmap++) {
+        tern_model_params q = tern_model_default_params();
+        q.use_mmap = use_mmap;
+        g_calls = 0;
+        g_counting = 1;
+        const size_t bytes = tern_model_mem_size_file(path.c_str(), &q);
+        g_counting = 0;
+        CHECK_MSG(g_calls == 0 || !use_mmap, "mem_size_file (mmap) made %ld heap calls", (long) g_calls);
+        std::vector<uint8_t> mem(bytes);
+        q.arena = mem.data();
+        q.arena_size = bytes - 1;
+        tern_model * fm = NULL;
+        CHECK(bytes > 0 && tern_model_load_file(path.c_str(), &q, &fm) == TERN_ERR_NO_MEMORY && fm == NULL);
+        q.arena_size = bytes;
+        g_calls = 0;
+        g_counting = 1;
+        st = tern_model_load_file(path.c_str(), &q, &fm);
+        g_counting = 0;
+        CHECK_MSG(st == TERN_OK, "%s file in caller memory (mmap %d): %s", name, use_mmap, tern_last_error());
+        CHECK_MSG(g_calls == 0, "%s file load in caller memory (mmap %d): %ld heap calls", name, use_mmap, (long) g_calls);
+        CHECK(!use_mmap ? bytes > file.size() : bytes < file.size());
+        tern_model_free(fm);
+    }
+}
+
 int main(void) {
+    run_end_to_end("stories260K.gguf");
+    run_end_to_end("TinyStories-656K-Q8_0.gguf");
     run_model("stories260K.gguf", 1);
     run_model("stories260K.gguf", 3);
     run_model("TinyStories-656K-Q8_0.gguf", 2);

@@ -60,7 +60,7 @@ bool load_gguf(const std::string & path, loaded_gguf * out) {
     gguf_span span = {out->bytes.data(), out->bytes.size(), out->bytes.size()};
     size_t need = 0;
     uint64_t need_prefix = 0;
-    if (gguf_measure(&span, path.c_str(), nullptr, nullptr, &need, &need_prefix) != TERN_OK) return false;
+    if (gguf_measure(&span, path.c_str(), nullptr, NULL, nullptr, &need, &need_prefix) != TERN_OK) return false;
     out->arena_buf.resize(arena_buffer_size(need));
     tern_arena arena;
     if (!arena_init(&arena, out->arena_buf.data(), out->arena_buf.size())) return false;

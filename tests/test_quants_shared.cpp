@@ -38,7 +38,7 @@ bool load(const std::string & path, model_file & m) {
     const gguf_span span = {m.bytes.data(), m.bytes.size(), m.bytes.size()};
     size_t need = 0;
     uint64_t need_prefix = 0;
-    if (gguf_measure(&span, path.c_str(), nullptr, nullptr, &need, &need_prefix) != TERN_OK) return false;
+    if (gguf_measure(&span, path.c_str(), nullptr, NULL, nullptr, &need, &need_prefix) != TERN_OK) return false;
     m.arena_buf.resize(arena_buffer_size(need));
     return arena_init(&m.arena, m.arena_buf.data(), m.arena_buf.size()) &&
            gguf_parse(&span, path.c_str(), &m.arena, &m.f) == TERN_OK;

@@ -40,7 +40,7 @@ static inline tern_status test_vocab_load_bytes(test_vocab * t, const char * wha
     vocab_sizer_init(&sizer);
     size_t gguf_bytes = 0;
     uint64_t need = 0;
-    tern_status st = gguf_measure(&span, what, vocab_sizer_visit, &sizer, &gguf_bytes, &need);
+    tern_status st = gguf_measure(&span, what, vocab_sizer_visit, NULL, &sizer, &gguf_bytes, &need);
     if (st != TERN_OK) return st;
     t->vocab_planned = vocab_tables_size(&sizer);
     t->buffer.assign(arena_buffer_size(gguf_bytes + t->vocab_planned), 0);

@@ -159,22 +159,26 @@ tern_status context_place(tern_context * ctx, context_placer * pl) {
 
 } // namespace
 
+size_t context_sizing_scratch_size(uint32_t n_layer) {
+    const int32_t cap = forward_tensor_capacity_n(n_layer);
+    return tern_graph_builder_size(cap) + tern_graph_size(cap) + 2 * tern_graph_plan_table_size(cap) +
+           tern_graph_plan_temp_size(cap) + 4 * arena_padded(sizeof(void *) * n_layer) + (1u << 16);
+}
+
 extern "C" size_t tern_context_mem_size(const tern_model * model, const tern_context_params * params) {
     tern_context_params p;
     if (context_resolve_params(model, params, &p) != TERN_OK) return 0;
-    // Scratch for the small tables that planning needs; their exact bytes are
-    // counted from the scratch arena's head.
-    const int32_t cap = forward_tensor_capacity(model);
-    size_t scratch_bytes = tern_graph_builder_size(cap) + tern_graph_size(forward_node_capacity(model)) +
-                           2 * tern_graph_plan_table_size(cap) + tern_graph_plan_temp_size(cap) +
-                           4 * arena_padded(sizeof(void *) * model->hp.n_layer) + (1u << 16);
-    void * scratch = port_alloc(scratch_bytes);
-    if (!scratch) {
-        tern_fail(TERN_ERR_NO_MEMORY, "cannot allocate %zu bytes to size the context", scratch_bytes);
+    // The small tables planning needs go in the scratch the model reserved
+    // (one sizing at a time per model: concurrent callers wait their turn);
+    // their exact bytes are counted from the scratch arena's head.
+    tern_model * m = const_cast<tern_model *>(model);  // the scratch only; the model stays as it is
+    if (!m->sizing_scratch) {
+        tern_fail(TERN_ERR_INTERNAL, "the model has no sizing scratch");
         return 0;
     }
+    while (__atomic_exchange_n(&m->sizing_busy, 1, __ATOMIC_ACQUIRE)) port_thread_yield();
     tern_arena arena;
-    arena_init(&arena, scratch, scratch_bytes);
+    arena_init(&arena, m->sizing_scratch, m->sizing_scratch_size);
     tern_context ctx{};
     ctx.model = model;
     ctx.params = p;
@@ -185,9 +189,8 @@ extern "C" size_t tern_context_mem_size(const tern_model * model, const tern_con
     // planner's temp scratch sits at the tail before the large buffers exist.
     size_t peak = arena.head + pl.counted;
     if (arena.high_water + pl.counted_at_plan > peak) peak = arena.high_water + pl.counted_at_plan;
-    size_t total = st == TERN_OK ? arena_buffer_size(arena_padded(sizeof(tern_context)) + peak) : 0;
-    port_free(scratch);
-    return total;
+    __atomic_store_n(&m->sizing_busy, 0, __ATOMIC_RELEASE);
+    return st == TERN_OK ? arena_buffer_size(arena_padded(sizeof(tern_context)) + peak) : 0;
 }
 
 extern "C" tern_status tern_context_create(const tern_model * model, const tern_context_params * params,

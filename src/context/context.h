@@ -78,4 +78,8 @@ static inline void context_leave(tern_context * ctx) { ctx->busy.store(0, std::m
 tern_status context_kv_update(tern_context * ctx);
 
 // Parameter defaults resolved against the model (n_ctx 0 -> training context, ...).
+// Scratch tern_context_mem_size plans in, for a model of n_layer layers: the
+// model arena reserves it at load (model.h: sizing_scratch), so sizing takes
+// no memory of its own.
+size_t context_sizing_scratch_size(uint32_t n_layer);
 tern_status context_resolve_params(const tern_model * m, const tern_context_params * in, tern_context_params * out);

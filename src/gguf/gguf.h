@@ -91,6 +91,9 @@ struct gguf_span {
 // Called by gguf_measure for every key/value pair. Strings are not indexed
 // yet: kv->strs is NULL (kv->arr_n and kv->data are valid).
 typedef void (*gguf_kv_visitor)(void * user, const gguf_kv * kv);
+// Called by gguf_measure for every tensor, after its info was validated
+// (ti->name is NULL: names are not copied yet).
+typedef void (*gguf_tensor_visitor)(void * user, const gguf_tensor_info * ti);
 
 // Validate and size. On success *out_bytes is the arena bytes gguf_parse will
 // take (sum of arena_padded() sizes, including the temp scratch it sorts in
@@ -99,8 +102,8 @@ typedef void (*gguf_kv_visitor)(void * user, const gguf_kv * kv);
 // inside the header or tensor table, returns TERN_ERR_FORMAT and sets
 // *out_need_bytes to a prefix length worth retrying with (0 otherwise).
 // `what` names the file in error messages.
-tern_status gguf_measure(const gguf_span * span, const char * what, gguf_kv_visitor on_kv, void * user,
-                         size_t * out_bytes, uint64_t * out_need_bytes);
+tern_status gguf_measure(const gguf_span * span, const char * what, gguf_kv_visitor on_kv,
+                         gguf_tensor_visitor on_tensor, void * user, size_t * out_bytes, uint64_t * out_need_bytes);
 tern_status gguf_parse(const gguf_span * span, const char * what, tern_arena * arena, gguf_file * out);
 
 // Lookups (linear in n_kv / n_tensors; called at load time only).

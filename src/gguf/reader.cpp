@@ -259,7 +259,8 @@ tern_status walk_tensor_info(cursor * c, gguf_tensor_info * ti, const char * nam
     return TERN_OK;
 }
 
-tern_status walk_tensors(cursor * c, gguf_file * f, index_counts * n, index_tables * t) {
+tern_status walk_tensors(cursor * c, gguf_file * f, gguf_tensor_visitor on_tensor, void * user, index_counts * n,
+                         index_tables * t) {
     uint64_t max_end = 0;
     gguf_str max_end_name = {"", 0};
     char name_buf[80];
@@ -281,6 +282,7 @@ tern_status walk_tensors(cursor * c, gguf_file * f, index_counts * n, index_tabl
             max_end = ti.offset + ti.bytes;
             max_end_name = name;
         }
+        if (on_tensor) on_tensor(user, &ti);
         if (t) {
             char * copy = t->names + n->names_bytes;
             memcpy(copy, name.data, name.len);
@@ -304,8 +306,8 @@ tern_status walk_tensors(cursor * c, gguf_file * f, index_counts * n, index_tabl
 }
 
 // The whole header: counts in measure mode (t == NULL), fills in parse mode.
-tern_status walk(const gguf_span * span, const char * what, gguf_kv_visitor on_kv, void * user, index_counts * n,
-                 index_tables * t, gguf_file * f, uint64_t * out_need) {
+tern_status walk(const gguf_span * span, const char * what, gguf_kv_visitor on_kv, gguf_tensor_visitor on_tensor,
+                 void * user, index_counts * n, index_tables * t, gguf_file * f, uint64_t * out_need) {
     memset(n, 0, sizeof(*n));
     memset(f, 0, sizeof(*f));
     if (out_need) *out_need = 0;
@@ -322,7 +324,7 @@ tern_status walk(const gguf_span * span, const char * what, gguf_kv_visitor on_k
     }
     tern_status s = walk_header(&c, f);
     if (s == TERN_OK) s = walk_kv(&c, f, on_kv, user, n, t);
-    if (s == TERN_OK) s = walk_tensors(&c, f, n, t);
+    if (s == TERN_OK) s = walk_tensors(&c, f, on_tensor, user, n, t);
     if (s != TERN_OK && out_need) *out_need = c.need;
     return s;
 }
@@ -478,19 +480,19 @@ void render_scalar(text_out * o, gguf_value_type t, const uint8_t * p, const ggu
 
 }  // namespace
 
-tern_status gguf_measure(const gguf_span * span, const char * what, gguf_kv_visitor on_kv, void * user,
-                         size_t * out_bytes, uint64_t * out_need_bytes) {
+tern_status gguf_measure(const gguf_span * span, const char * what, gguf_kv_visitor on_kv,
+                         gguf_tensor_visitor on_tensor, void * user, size_t * out_bytes, uint64_t * out_need_bytes) {
     index_counts n;
     gguf_file f;
     *out_bytes = 0;
-    TERN_TRY(walk(span, what, on_kv, user, &n, NULL, &f, out_need_bytes));
+    TERN_TRY(walk(span, what, on_kv, on_tensor, user, &n, NULL, &f, out_need_bytes));
     *out_bytes = sizes_of(n).total();
     return TERN_OK;
 }
 
 tern_status gguf_parse(const gguf_span * span, const char * what, tern_arena * arena, gguf_file * out) {
     index_counts n;
-    TERN_TRY(walk(span, what, NULL, NULL, &n, NULL, out, NULL));
+    TERN_TRY(walk(span, what, NULL, NULL, NULL, &n, NULL, out, NULL));
     index_sizes s = sizes_of(n);
     index_tables t;
     t.kv = (gguf_kv *) arena_alloc(arena, s.kv, TERN_MEM_MODEL_TABLES);
@@ -501,7 +503,7 @@ tern_status gguf_parse(const gguf_span * span, const char * what, tern_arena * a
         tern_error_prefix("%s: index: ", what);
         return TERN_ERR_NO_MEMORY;
     }
-    TERN_TRY(walk(span, what, NULL, NULL, &n, &t, out, NULL));
+    TERN_TRY(walk(span, what, NULL, NULL, NULL, &n, &t, out, NULL));
     out->kv = t.kv;
     out->tensors = t.tensors;
     size_t mark = arena_temp_mark(arena);

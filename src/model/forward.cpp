@@ -5,7 +5,8 @@
 
 #include <math.h>
 
-int32_t forward_tensor_capacity(const tern_model * m) { return 64 + 48 * (int32_t) m->hp.n_layer; }
+int32_t forward_tensor_capacity_n(uint32_t n_layer) { return 64 + 48 * (int32_t) n_layer; }
+int32_t forward_tensor_capacity(const tern_model * m) { return forward_tensor_capacity_n(m->hp.n_layer); }
 int32_t forward_node_capacity(const tern_model * m) { return forward_tensor_capacity(m); }
 
 namespace {

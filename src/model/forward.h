@@ -31,8 +31,10 @@ struct forward_io {
     tern_tensor * logits;   // F32 [n_vocab, n_outputs]
 };
 
-// Tensor headers a forward graph of this model takes (builder capacity).
+// Tensor headers a forward graph of this model takes (builder capacity); _n:
+// of a model with n_layer layers (sizing before the model exists).
 int32_t forward_tensor_capacity(const tern_model * m);
+int32_t forward_tensor_capacity_n(uint32_t n_layer);
 // Nodes of a forward graph (graph capacity).
 int32_t forward_node_capacity(const tern_model * m);
 

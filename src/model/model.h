@@ -46,6 +46,12 @@ struct tern_model {
     model_weights       w;
     char                arch_name[64];
     bool                vocab_only;
+    // tern_context_mem_size plans a context here (context_sizing_scratch_size
+    // bytes, reserved at load; NULL for vocab-only models); sizing_busy (0/1,
+    // atomic builtins) lets one sizing run at a time.
+    uint8_t *           sizing_scratch;
+    size_t              sizing_scratch_size;
+    int                 sizing_busy;
 };
 
 // Bytes bind_weights takes from the model arena.

@@ -86,6 +86,11 @@ void visit_kv(void * user, const gguf_kv * kv) {
     if (v->forward && v->forward->on_kv) v->forward->on_kv(v->forward->user, kv);
 }
 
+void visit_tensor(void * user, const gguf_tensor_info * ti) {
+    measure_visit * v = (measure_visit *) user;
+    if (v->forward && v->forward->on_tensor) v->forward->on_tensor(v->forward->user, ti);
+}
+
 // Measures one part's header. The read path grows the prefix in its buffer
 // while gguf_measure asks for more. The caller's visitor sees the keys exactly
 // once: on a pass that cannot be retried.
@@ -97,12 +102,12 @@ tern_status measure_part(const char * what, void * read_buffer, gguf_span * span
         v.forward = complete ? sizer : NULL;
         v.keys.no = v.keys.count = v.keys.tensors = -1;
         uint64_t need = 0;
-        tern_status s = gguf_measure(span, what, visit_kv, &v, out_bytes, &need);
+        tern_status s = gguf_measure(span, what, visit_kv, visit_tensor, &v, out_bytes, &need);
         if (s == TERN_OK && (complete || !sizer)) break;
         if (s == TERN_OK) {
             v.forward = sizer;
             v.keys.no = v.keys.count = v.keys.tensors = -1;
-            TERN_TRY(gguf_measure(span, what, visit_kv, &v, out_bytes, &need));
+            TERN_TRY(gguf_measure(span, what, visit_kv, visit_tensor, &v, out_bytes, &need));
             break;
         }
         if (!read_buffer || need <= span->avail) return s;
@@ -120,9 +125,20 @@ uint64_t measured_tensor_count(const gguf_span * span) {
     return n;
 }
 
-// Opens one part: maps it, or allocates its buffer and reads the first prefix.
-tern_status open_part(const char * path, bool use_mmap, const tern_model_params * p, model_file_source * src,
-                      gguf_span * span) {
+// First 64-byte boundary of the caller's memory (model_files.h).
+uint8_t * caller_base(const tern_model_params * p) {
+    return (uint8_t *) (((uintptr_t) p->arena + (TERN_ARENA_ALIGN - 1)) & ~(uintptr_t) (TERN_ARENA_ALIGN - 1));
+}
+
+size_t caller_room(const tern_model_params * p, size_t used) {
+    const size_t skip = (size_t) (caller_base(p) - (uint8_t *) p->arena);
+    return p->arena_size > skip + used ? p->arena_size - skip - used : 0;
+}
+
+// Opens one part: maps it, or obtains its buffer (port_alloc or the caller's
+// memory) and reads the first prefix.
+tern_status open_part(const char * path, bool use_mmap, const tern_model_params * p, model_files * m,
+                      model_file_source * src, gguf_span * span) {
 #if TERN_WITH_MMAP
     if (use_mmap) {
         TERN_TRY(port_file_map_open(path, p->prefetch, p->use_mlock, &src->map));
@@ -137,7 +153,16 @@ tern_status open_part(const char * path, bool use_mmap, const tern_model_params 
     if (size == 0 || size > (uint64_t) SIZE_MAX) {
         return tern_fail(TERN_ERR_FORMAT, "%s: a file of %llu bytes is no GGUF file", path, (unsigned long long) size);
     }
-    src->buffer = port_alloc((size_t) size);
+    if (m->caller_memory) {
+        if (caller_room(p, m->caller_used) < arena_padded((size_t) size)) {
+            return tern_fail(TERN_ERR_NO_MEMORY, "%s: the model memory given (%zu bytes) cannot hold the file's %llu bytes",
+                             path, p->arena_size, (unsigned long long) size);
+        }
+        src->buffer = caller_base(p) + m->caller_used;
+        m->caller_used += arena_padded((size_t) size);
+    } else {
+        src->buffer = port_alloc((size_t) size);
+    }
     if (!src->buffer) {
         return tern_fail(TERN_ERR_NO_MEMORY, "%s: cannot allocate %llu bytes to read it", path,
                          (unsigned long long) size);
@@ -434,8 +459,9 @@ tern_status load_tensors(model_files * m, const open_state * st, progress * pr, 
     return s;
 }
 
-tern_status finish_open(model_files * m, open_state * st, const tern_model_params * p, const model_files_sizer * sz,
-                        int64_t t0) {
+// Table arena payload of an open whose headers are measured.
+tern_status table_bytes(const model_files * m, const open_state * st, const tern_model_params * p,
+                        const model_files_sizer * sz, size_t * out) {
     const char * what = st->plan.first;
     if (st->keys0.tensors >= 0 || m->n_splits > 1) {
         uint64_t total = 0;
@@ -455,9 +481,33 @@ tern_status finish_open(model_files * m, open_state * st, const tern_model_param
     bytes += arena_padded((size_t) n_tensors * sizeof(model_file_tensor));
     bytes += load_scratch_bytes(n_tensors, p);
     if (sz && sz->extra_bytes) bytes += sz->extra_bytes(sz->user, n_tensors);
-    m->arena_buffer = port_alloc(arena_buffer_size(bytes));
-    if (!m->arena_buffer || !arena_init(&m->arena, m->arena_buffer, arena_buffer_size(bytes))) {
-        return tern_fail(TERN_ERR_NO_MEMORY, "%s: cannot allocate the %zu-byte model table arena", what, bytes);
+    *out = bytes;
+    return TERN_OK;
+}
+
+// Bytes of caller memory: alignment slack, the read buffers taken so far, the tables.
+size_t caller_total(const model_files * m, size_t tables) { return arena_buffer_size(m->caller_used + tables); }
+
+tern_status finish_open(model_files * m, open_state * st, const tern_model_params * p, const model_files_sizer * sz,
+                        int64_t t0) {
+    const char * what = st->plan.first;
+    size_t bytes = 0;
+    TERN_TRY(table_bytes(m, st, p, sz, &bytes));
+    uint64_t n_tensors = 0;
+    for (int32_t s = 0; s < m->n_splits; s++) n_tensors += measured_tensor_count(&st->spans[s]);
+    if (m->caller_memory) {
+        // The exact size whatever the buffer's alignment (the same buffer elsewhere must fit too).
+        const size_t need = caller_total(m, bytes);
+        if (p->arena_size < need || !arena_init(&m->arena, caller_base(p) + m->caller_used, bytes)) {
+            return tern_fail(TERN_ERR_NO_MEMORY, "%s: the model memory given is %zu bytes, %zu needed (tern_model_mem_size_*)",
+                             what, p->arena_size, need);
+        }
+        m->caller_used += bytes;
+    } else {
+        m->arena_buffer = port_alloc(arena_buffer_size(bytes));
+        if (!m->arena_buffer || !arena_init(&m->arena, m->arena_buffer, arena_buffer_size(bytes))) {
+            return tern_fail(TERN_ERR_NO_MEMORY, "%s: cannot allocate the %zu-byte model table arena", what, bytes);
+        }
     }
     m->splits = (gguf_file *) arena_calloc(&m->arena, sizeof(gguf_file) * (size_t) m->n_splits, TERN_MEM_MODEL_TABLES);
     if (!m->splits) return TERN_ERR_NO_MEMORY;
@@ -494,7 +544,7 @@ tern_status open_path(const char * path, const tern_model_params * p, const mode
     m->load_path = use_mmap ? "mmap" : "read";
     st->read = !use_mmap;
     plan_init(&st->plan, path);
-    TERN_TRY(open_part(path, use_mmap, p, &m->sources[0], &st->spans[0]));
+    TERN_TRY(open_part(path, use_mmap, p, m, &m->sources[0], &st->spans[0]));
     m->n_splits = 1;
     TERN_TRY(measure_part(path, m->sources[0].buffer, &st->spans[0], sz, &st->keys0, &st->index_bytes[0]));
     int64_t count = st->keys0.count;
@@ -522,7 +572,7 @@ tern_status open_path(const char * path, const tern_model_params * p, const mode
         if (!port_file_exists(part)) {
             return tern_fail(TERN_ERR_IO, "%s: part %d of %d of the split model is missing", part, s + 1, st->plan.n);
         }
-        TERN_TRY(open_part(part, use_mmap, p, &m->sources[s], &st->spans[s]));
+        TERN_TRY(open_part(part, use_mmap, p, m, &m->sources[s], &st->spans[s]));
         m->n_splits = s + 1;
         split_keys keys;
         TERN_TRY(measure_part(part, m->sources[s].buffer, &st->spans[s], NULL, &keys, &st->index_bytes[s]));
@@ -543,6 +593,7 @@ tern_status model_files_open_path(const char * path, const tern_model_params * p
     int64_t t0 = port_time_us();
     tern_model_params defaults;
     const tern_model_params * p = params_or_default(params, &defaults);
+    out->caller_memory = p->arena != NULL;
     open_state st;
     tern_status status = open_path(path, p, s, out, &st);
     if (status == TERN_OK) status = finish_open(out, &st, p, s, t0);
@@ -557,6 +608,7 @@ tern_status model_files_open_blob(const void * data, size_t size, const tern_mod
     int64_t t0 = port_time_us();
     tern_model_params defaults;
     const tern_model_params * p = params_or_default(params, &defaults);
+    out->caller_memory = p->arena != NULL;
     open_state st;
     plan_init(&st.plan, "blob");
     st.read = false;
@@ -574,10 +626,57 @@ tern_status model_files_open_blob(const void * data, size_t size, const tern_mod
     return status;
 }
 
+size_t model_files_size_path(const char * path, const tern_model_params * params, const model_files_sizer * s) {
+    if (!path) {
+        tern_fail(TERN_ERR_INVALID_ARG, "model path is NULL");
+        return 0;
+    }
+    tern_model_params p;
+    tern_model_params defaults;
+    p = *params_or_default(params, &defaults);
+    // Measure over a mapping (no memory taken) where one exists; the read
+    // path's files count as the file sizes they will be read into.
+    const bool read = !(TERN_WITH_MMAP && p.use_mmap);
+    p.use_mmap = TERN_WITH_MMAP;
+    p.prefetch = 0;
+    p.use_mlock = 0;
+    p.arena = NULL;
+    model_files m;
+    memset(&m, 0, sizeof(m));
+    open_state st;
+    tern_status status = open_path(path, &p, s, &m, &st);
+    size_t tables = 0, files = 0;
+    if (status == TERN_OK) status = table_bytes(&m, &st, params_or_default(params, &defaults), s, &tables);
+    for (int32_t k = 0; k < m.n_splits && read; k++) files += arena_padded((size_t) st.spans[k].file_size);
+    model_files_close(&m);
+    return status == TERN_OK ? arena_buffer_size(files + tables) : 0;
+}
+
+size_t model_files_size_blob(const void * data, size_t size, const tern_model_params * params,
+                             const model_files_sizer * s) {
+    if (!data) {
+        tern_fail(TERN_ERR_INVALID_ARG, "blob: data is NULL");
+        return 0;
+    }
+    tern_model_params defaults;
+    const tern_model_params * p = params_or_default(params, &defaults);
+    model_files m;
+    memset(&m, 0, sizeof(m));
+    open_state st;
+    plan_init(&st.plan, "blob");
+    st.spans[0].data = (const uint8_t *) data;
+    st.spans[0].avail = st.spans[0].file_size = size;
+    m.n_splits = 1;
+    size_t tables = 0;
+    tern_status status = measure_part("blob", NULL, &st.spans[0], s, &st.keys0, &st.index_bytes[0]);
+    if (status == TERN_OK) status = table_bytes(&m, &st, p, s, &tables);
+    return status == TERN_OK ? arena_buffer_size(tables) : 0;
+}
+
 void model_files_close(model_files * m) {
     for (int32_t s = 0; s < MODEL_FILES_MAX_SPLITS; s++) {
         if (m->sources[s].map.addr) port_file_map_close(&m->sources[s].map);
-        if (m->sources[s].buffer) port_free(m->sources[s].buffer);
+        if (m->sources[s].buffer && !m->caller_memory) port_free(m->sources[s].buffer);
     }
     if (m->arena_buffer) port_free(m->arena_buffer);
     memset(m, 0, sizeof(*m));

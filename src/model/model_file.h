@@ -8,7 +8,12 @@
 //      shown to sizer->on_kv so the caller can size its own tables (vocab,
 //      hparams, weight bindings) from the header alone;
 //   2. one port_alloc of arena_buffer_size(sum of gguf index bytes + merged
-//      tensor table + split table + load scratch + sizer->extra_bytes(user));
+//      tensor table + split table + load scratch + sizer->extra_bytes(user)),
+//      or, with params->arena, the caller's memory: its first 64-byte
+//      boundary, then (read path) each split's file bytes padded to 64, then
+//      the table arena. model_files_size_* returns that total
+//      (63 + files + tables) without keeping anything; a caller buffer below
+//      it is refused at any alignment, as for contexts;
 //   3. gguf_parse of each split into that arena. After open, exactly the
 //      caller's extra_bytes are free for it in out->arena.
 //
@@ -59,12 +64,14 @@ struct model_file_tensor {
 // Where one split's bytes live, to release on close.
 struct model_file_source {
     port_file_map map;        // mmap path
-    void *        buffer;     // read path: the file's size, from port_alloc
+    void *        buffer;     // read path: the file's size, from port_alloc or the caller's memory
 };
 
 struct model_files {
     tern_arena          arena;         // THE model table arena (one allocation)
-    void *              arena_buffer;
+    void *              arena_buffer;  // port_alloc'd (NULL in caller memory)
+    bool                caller_memory; // params->arena holds everything: nothing to port_free
+    size_t              caller_used;   // bytes of it taken so far (read buffers, then the tables)
     int32_t             n_splits;
     gguf_file *         splits;        // parsed headers, [n_splits], in the arena
     model_file_source   sources[MODEL_FILES_MAX_SPLITS];
@@ -80,6 +87,7 @@ struct model_files {
 // be NULL.
 struct model_files_sizer {
     gguf_kv_visitor on_kv;
+    gguf_tensor_visitor on_tensor;   // split 0's tensors, like on_kv
     size_t (*extra_bytes)(void * user, uint64_t n_tensors);
     void * user;
 };
@@ -91,5 +99,10 @@ tern_status model_files_open_path(const char * path, const tern_model_params * p
                                   model_files * out);
 tern_status model_files_open_blob(const void * data, size_t size, const tern_model_params * p,
                                   const model_files_sizer * s, model_files * out);
+// The exact bytes of caller memory (params->arena) the same open takes:
+// headers are measured (the file mapped where mmap is compiled in, else read
+// into a port_alloc'd prefix) and nothing is kept. 0 and tern_last_error on error.
+size_t model_files_size_path(const char * path, const tern_model_params * p, const model_files_sizer * s);
+size_t model_files_size_blob(const void * data, size_t size, const tern_model_params * p, const model_files_sizer * s);
 // Frees everything (also safe on a half-opened or zeroed struct).
 void model_files_close(model_files * m);

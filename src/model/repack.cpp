@@ -1,5 +1,6 @@
 // Repacking the matmul weights at load (see repack.h).
 #include "model/repack.h"
+#include "core/arena.h"
 #include "core/status.h"
 #include "cpu/kernels/kernel_set.h"
 #include "port.h"
@@ -15,14 +16,9 @@ struct repacker {
     uint8_t *               scratch;       // one group of rows
     size_t                  scratch_size;
 
-    bool wants(const model_weight & w) const {
-        return w.data && w.n_dims == 2 && ks->repack_rows[w.type] > 0 && ks->repack[w.type] &&
-               ks->gemm_repacked[w.type] && w.ne[1] >= ks->repack_rows[w.type];
-    }
+    bool wants(const model_weight & w) const { return w.data && group_bytes(w) > 0; }
 
-    size_t group_bytes(const model_weight & w) const {
-        return (size_t) ks->repack_rows[w.type] * tern_row_size(w.type, w.ne[0]);
-    }
+    size_t group_bytes(const model_weight & w) const { return model_repack_group_bytes(w.type, w.n_dims, w.ne); }
 
     tern_status rewrite(model_weight * w) {
         if (!wants(*w)) return TERN_OK;
@@ -61,6 +57,16 @@ tern_status each_matmul_weight(tern_model * m, const tern_kernel_set * ks, F && 
 
 } // namespace
 
+size_t model_repack_group_bytes(tern_type type, int32_t n_dims, const int64_t * ne) {
+    const tern_kernel_set * ks = tern_kernels();
+    if ((int) type < 0 || (int) type >= TERN_TYPE_COUNT) return 0;
+    if (n_dims != 2 || ks->repack_rows[type] <= 0 || !ks->repack[type] || !ks->gemm_repacked[type] ||
+        ne[1] < ks->repack_rows[type]) {
+        return 0;
+    }
+    return (size_t) ks->repack_rows[type] * tern_row_size(type, ne[0]);
+}
+
 tern_status model_repack_weights(tern_model * m) {
     if (m->vocab_only || !m->arch || strcmp(m->files.load_path, "blob") == 0) return TERN_OK;
     repacker rp;
@@ -73,11 +79,13 @@ tern_status model_repack_weights(tern_model * m) {
         return TERN_OK;
     });
     if (rp.scratch_size == 0) return TERN_OK;
-    // One group of rows (tens of KB), for the length of the load only.
-    rp.scratch = (uint8_t *) port_alloc(rp.scratch_size);
-    if (!rp.scratch) return tern_fail(TERN_ERR_NO_MEMORY, "repack: cannot allocate %zu bytes of scratch", rp.scratch_size);
+    // One group of rows (tens of KB), for the length of the load only: the
+    // arena reserved it (the bound over every tensor of the header).
+    const size_t mark = arena_temp_mark(&m->files.arena);
+    rp.scratch = (uint8_t *) arena_alloc_temp(&m->files.arena, rp.scratch_size);
+    if (!rp.scratch) return tern_fail(TERN_ERR_INTERNAL, "repack: %zu bytes of scratch were not reserved", rp.scratch_size);
     const tern_status st = each_matmul_weight(m, rp.ks, [&](model_weight * w) { return rp.rewrite(w); });
-    port_free(rp.scratch);
+    arena_temp_release(&m->files.arena, mark);
     if (st != TERN_OK) tern_error_prefix("repack: ");
     return st;
 }

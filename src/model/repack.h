@@ -8,7 +8,8 @@
 // (unpack_row); an untied embedding is only read by get_rows and stays.
 //
 // Where: in place, group by group through a small scratch of one group's
-// rows. The layouts take exactly the bytes of the rows they replace, so the
+// rows, taken from the model arena's temp region (sized at load from the
+// header by model_repack_group_bytes over every tensor: no heap). The layouts take exactly the bytes of the rows they replace, so the
 // model holds its weights once:
 //   read path  the load buffer is the process's own memory;
 //   mmap path  the mapping is private: the rewritten pages become the
@@ -18,5 +19,9 @@
 // tern_model_params.repack = 0 keeps every weight in the file layout.
 #pragma once
 #include "model/model.h"
+
+// Bytes of one group of rows the kernel set in use repacks for a tensor of
+// this type and shape (0: not repacked): the scratch the rewrite needs.
+size_t model_repack_group_bytes(tern_type type, int32_t n_dims, const int64_t * ne);
 
 tern_status model_repack_weights(tern_model * m);

@@ -43,7 +43,7 @@ static inline bool gguf_rewrite(const std::string & src, const std::string & dst
     gguf_span span = {bytes.data(), bytes.size(), bytes.size()};
     size_t index_bytes = 0;
     uint64_t need = 0;
-    if (gguf_measure(&span, src.c_str(), NULL, NULL, &index_bytes, &need) != TERN_OK) {
+    if (gguf_measure(&span, src.c_str(), NULL, NULL, NULL, &index_bytes, &need) != TERN_OK) {
         *err = tern_last_error();
         return false;
     }
