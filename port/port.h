@@ -14,6 +14,21 @@ void   port_free(void * p);
 // ---- clock ----------------------------------------------------------------
 int64_t port_time_us(void);        // monotonic microseconds
 
+// ---- diagnostics and environment ---------------------------------------------
+// The calling thread's last-error line (tern_last_error), PORT_ERROR_BYTES
+// long: one per thread on POSIX (thread_local lives here, not in src/), one
+// for the program in the freestanding port (single-threaded).
+#define PORT_ERROR_BYTES 512
+char * port_error_buffer(void);
+// Where a log line goes when no tern_log_set callback is installed: stderr
+// on POSIX, the tern_port_log hook (tern_port.h) in the freestanding port.
+void port_log_line(int level, const char * line);
+// An environment variable (TERN_KERNELS), NULL when absent or when the
+// platform has no environment.
+const char * port_getenv(const char * name);
+// AArch64 Linux: AT_HWCAP (the kernel's CPU feature bits); 0 elsewhere.
+uint64_t port_cpu_hwcap(void);
+
 // ---- files ------------------------------------------------------------------
 struct port_file_map {
     void *   addr;     // start of the mapping (or NULL)

@@ -31,6 +31,18 @@ if(NOT TERN_SANITIZE)
   endforeach()
 endif()
 
+# port_check: port/<port> is the only OS boundary (no stdio, heap, files,
+# environment, threads or TLS in the objects built from src/). A known-bad
+# archive proves each kind of violation fails it.
+set(TERN_PORT_CHECK ${CMAKE_CURRENT_SOURCE_DIR}/infra/port_check.sh)
+add_test(NAME port_check COMMAND bash ${TERN_PORT_CHECK} $<TARGET_FILE:tern> ${PROJECT_SOURCE_DIR}/port/${TERN_PORT})
+if(NOT TERN_SANITIZE)
+  add_library(port_check_bad STATIC infra/port_check_bad.cpp)
+  add_test(NAME port_check_detects_os_calls
+           COMMAND sh -c "out=$(bash \"$0\" \"$1\" \"$2\"); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -q 'port_check_bad.cpp.o: fopen' && echo \"$out\" | grep -q 'port_check_bad.cpp.o: malloc' && echo \"$out\" | grep -q 'FAIL: thread-local storage'"
+                   ${TERN_PORT_CHECK} $<TARGET_FILE:port_check_bad> ${PROJECT_SOURCE_DIR}/port/${TERN_PORT})
+endif()
+
 # install_consumer: cmake --install into a temporary prefix, then a
 # find_package(tern) project and a pkg-config build of the same C program.
 string(JOIN " " TERN_SANITIZE_CFLAGS ${TERN_SANITIZE_FLAGS})

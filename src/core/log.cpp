@@ -1,7 +1,8 @@
 #include "core/log.h"
+#include "port.h"
 
 #include <stdarg.h>
-#include <stdio.h>
+#include <stdio.h>   // vsnprintf only: the sink is the port's
 
 static tern_log_callback g_log_callback = NULL;
 static void * g_log_user_data = NULL;
@@ -20,6 +21,6 @@ void tern_log_write(tern_log_level level, const char * fmt, ...) {
     if (g_log_callback) {
         g_log_callback(level, line, g_log_user_data);
     } else {
-        fputs(line, stderr);
+        port_log_line((int) level, line);
     }
 }

@@ -1,16 +1,17 @@
 #include "core/status.h"
+#include "port.h"
 
 #include <stdarg.h>
-#include <stdio.h>
+#include <stdio.h>   // vsnprintf / snprintf only: formatting, no streams
 #include <string.h>
 
-// Constant-initialised thread_local POD: no static constructor, no TLS init call.
-static thread_local char g_last_error[512];
+// The storage is the port's (per thread on POSIX): PORT_ERROR_BYTES bytes.
+static const size_t kErrorBytes = PORT_ERROR_BYTES;
 
 tern_status tern_fail(tern_status status, const char * fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g_last_error, sizeof(g_last_error), fmt, ap);
+    vsnprintf(port_error_buffer(), kErrorBytes, fmt, ap);
     va_end(ap);
     return status;
 }
@@ -21,15 +22,22 @@ void tern_error_prefix(const char * fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(prefix, sizeof(prefix), fmt, ap);
     va_end(ap);
-    char joined[sizeof(prefix) + sizeof(g_last_error)];
-    snprintf(joined, sizeof(joined), "%s%s", prefix, g_last_error);
-    memcpy(g_last_error, joined, sizeof(g_last_error) - 1);
-    g_last_error[sizeof(g_last_error) - 1] = 0;
+    char * err = port_error_buffer();
+    // Move the message right and put the prefix in front (no second buffer on
+    // the stack), cut to the buffer.
+    const size_t room = kErrorBytes - 1;
+    const char * end = (const char *) memchr(err, 0, room);
+    const size_t n_err = end ? (size_t) (end - err) : room;
+    const size_t n_head = strlen(prefix) < room ? strlen(prefix) : room;
+    const size_t keep = n_err < room - n_head ? n_err : room - n_head;
+    memmove(err + n_head, err, keep);
+    memcpy(err, prefix, n_head);
+    err[n_head + keep] = 0;
 }
 
-void tern_error_clear(void) { g_last_error[0] = 0; }
+void tern_error_clear(void) { port_error_buffer()[0] = 0; }
 
-extern "C" const char * tern_last_error(void) { return g_last_error; }
+extern "C" const char * tern_last_error(void) { return port_error_buffer(); }
 
 extern "C" const char * tern_status_str(tern_status status) {
     // A C caller may pass any int; in C++ a value outside the enumerators' range

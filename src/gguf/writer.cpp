@@ -5,11 +5,10 @@
 //   zero padding to the alignment, then each tensor's data padded to the alignment.
 #include "gguf/writer.h"
 
-#include <errno.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "core/status.h"
+#include "port.h"
 #include "tensor/types.h"
 
 namespace {
@@ -80,18 +79,30 @@ tern_status set_strs(gguf_writer * w, const char * key, gguf_value_type type, co
 
 uint64_t align_up(uint64_t x, uint32_t a) { return (x + a - 1) / a * a; }
 
-// Buffered little-endian output that remembers the first failure.
+// Buffered little-endian output through the port's file writer; remembers
+// the first failure and counts the bytes written (the header's length).
 struct out_file {
-    FILE *       f;
-    const char * path;
-    bool         failed;
-    int          err;
-    void bytes(const void * p, size_t n) {
-        if (failed || n == 0) return;
-        if (fwrite(p, 1, n, f) != n) {
-            failed = true;
-            err = errno;
+    port_file_writer * w;
+    bool               failed;
+    uint64_t           pos;
+    size_t             n;
+    uint8_t            buf[4096];
+    void flush() {
+        if (!failed && n > 0 && port_file_write(w, buf, n) != TERN_OK) failed = true;
+        n = 0;
+    }
+    void bytes(const void * p, size_t len) {
+        if (failed || len == 0) return;
+        pos += len;
+        const uint8_t * src = (const uint8_t *) p;
+        if (len >= sizeof(buf)) {
+            flush();
+            if (!failed && port_file_write(w, src, len) != TERN_OK) failed = true;
+            return;
         }
+        if (n + len > sizeof(buf)) flush();
+        memcpy(buf + n, src, len);
+        n += len;
     }
     void u32(uint32_t v) { bytes(&v, 4); }
     void u64(uint64_t v) { bytes(&v, 8); }
@@ -198,9 +209,13 @@ tern_status gguf_writer_add_tensor(gguf_writer * w, const char * name, tern_type
 }
 
 tern_status gguf_writer_write(const gguf_writer * w, const char * path) {
-    FILE * f = fopen(path, "wb");
-    if (!f) return tern_fail(TERN_ERR_IO, "%s: open for writing: %s", path, strerror(errno));
-    out_file o = {f, path, false, 0};
+    port_file_writer fw;
+    TERN_TRY(port_file_create(path, &fw));
+    out_file o;
+    o.w = &fw;
+    o.failed = false;
+    o.pos = 0;
+    o.n = 0;
     o.bytes("GGUF", 4);
     o.u32(3);
     o.u64(w->n_tensors);
@@ -216,17 +231,16 @@ tern_status gguf_writer_write(const gguf_writer * w, const char * path) {
         o.u64(offset);
         offset = align_up(offset + t.bytes, w->alignment);
     }
-    long pos = ftell(f);
-    o.zeros(align_up((uint64_t) pos, w->alignment) - (uint64_t) pos);
+    o.zeros(align_up(o.pos, w->alignment) - o.pos);
     for (uint32_t i = 0; i < w->n_tensors; i++) {
         const gguf_writer_tensor & t = w->tensors[i];
         o.bytes(t.data, (size_t) t.bytes);
         o.zeros(align_up(t.bytes, w->alignment) - t.bytes);
     }
-    if (fclose(f) != 0 && !o.failed) {
-        o.failed = true;
-        o.err = errno;
+    o.flush();
+    if (o.failed) {
+        port_file_abandon(&fw);
+        return TERN_ERR_IO;   // port_file_write named the path and the reason
     }
-    if (o.failed) return tern_fail(TERN_ERR_IO, "%s: write: %s", path, strerror(o.err));
-    return TERN_OK;
+    return port_file_finish(&fw);
 }

@@ -68,5 +68,5 @@ static inline tern_status gguf_writer_set_bool(gguf_writer * w, const char * key
 tern_status gguf_writer_add_tensor(gguf_writer * w, const char * name, tern_type type, uint32_t n_dims,
                                    const int64_t * ne, const void * data);
 
-// Write the whole file (stdio). TERN_ERR_IO names the path on failure.
+// Write the whole file (port_file_*: create, buffered writes, finish; a failed file is removed). TERN_ERR_IO names the path on failure.
 tern_status gguf_writer_write(const gguf_writer * w, const char * path);

@@ -2,6 +2,7 @@
 // the CPU runs, what TERN_KERNELS asks for.
 #include "cpu/kernels/kernel_set.h"
 #include "core/log.h"
+#include "port.h"
 
 #include <atomic>
 #include <stdlib.h>
@@ -124,7 +125,7 @@ set_id best_set() {
 
 set_id choose() {
     set_id best = best_set();
-    const char * want = getenv("TERN_KERNELS");
+    const char * want = port_getenv("TERN_KERNELS");
     if (!want || !*want) return best;
     for (int id = 0; id < SET_COUNT; id++) {
         if (strcmp(want, k_set_names[id]) != 0) continue;

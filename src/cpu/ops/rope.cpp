@@ -18,9 +18,12 @@
 #include <math.h>
 #include <string.h>
 
+// M_PI is POSIX, not C: newlib's strict modes lack it.
+static const double kPi = 3.14159265358979323846;
+
 // Dimension index whose wavelength makes n_rot_turns turns over n_ctx_orig positions.
 static float yarn_corr_dim(int n_dims, int n_ctx_orig, float n_rot_turns, float base) {
-    return n_dims * logf(n_ctx_orig / (n_rot_turns * 2 * (float) M_PI)) / (2 * logf(base));
+    return n_dims * logf(n_ctx_orig / (n_rot_turns * 2 * (float) kPi)) / (2 * logf(base));
 }
 
 static void yarn_corr_dims(const tern_rope_params * p, float dims[2]) {

@@ -13,8 +13,8 @@
 //   -128 * -128), pairs accumulated into int32 lanes.
 // A build whose -march has +dotprod (__ARM_FEATURE_DOTPROD) uses SDOT only.
 // Otherwise the SDOT kernels are compiled for +dotprod by a target attribute
-// and chosen when the set is filled, if getauxval(AT_HWCAP) has HWCAP_ASIMDDP
-// (Linux; elsewhere SMULL).
+// and chosen when the set is filled, if the kernel's AT_HWCAP (port_cpu_hwcap)
+// has HWCAP_ASIMDDP (Linux; elsewhere SMULL).
 #include "cpu/kernels/kernel_set.h"
 
 #include <arm_neon.h>
@@ -26,10 +26,8 @@
 #define TERN_SDOT_FN
 #define TERN_SDOT_ALWAYS 1
 #elif defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
-#include <sys/auxv.h>
-#ifndef HWCAP_ASIMDDP
-#define HWCAP_ASIMDDP (1 << 20)
-#endif
+#include "port.h"
+#define HWCAP_ASIMDDP (1u << 20)   // the Linux AArch64 HWCAP bit for SDOT/UDOT
 #if defined(__clang__)
 #define TERN_SDOT_FN __attribute__((target("dotprod")))
 #else  // GCC's arm_neon.h defines the dot-product intrinsics for this arch
@@ -118,7 +116,7 @@ bool cpu_has_sdot(void) {
 #if defined(TERN_SDOT_ALWAYS)
     return true;
 #elif defined(TERN_SDOT_RUNTIME)
-    return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+    return (port_cpu_hwcap() & HWCAP_ASIMDDP) != 0;
 #else
     return false;
 #endif
