@@ -50,10 +50,11 @@ tern_status port_file_read(const char * path, uint64_t offset, void * dst, uint6
 int port_file_exists(const char * path);
 // A file written in pieces: create (or truncate), write..., finish. finish
 // reports any failed write or close; abandon closes and removes the file.
+// The path is the caller's string, which must outlive the writer.
 struct port_file_writer {
-    int  fd;
-    bool failed;
-    char path[4096];
+    int          fd;
+    bool         failed;
+    const char * path;
 };
 tern_status port_file_create(const char * path, port_file_writer * w);
 tern_status port_file_write(port_file_writer * w, const void * data, size_t size);

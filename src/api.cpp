@@ -213,6 +213,7 @@ extern "C" size_t tern_model_mem_size_blob(const void * data, size_t size, const
 
 extern "C" void tern_model_free(tern_model * model) {
     if (!model) return;
-    model_files files = model->files;  // the model lives in the arena that this frees
-    model_files_close(&files);
+    // The model lives in the arena this frees: model_files_close releases the
+    // arena last and touches nothing after it.
+    model_files_close(&model->files);
 }

@@ -123,8 +123,7 @@ int port_file_exists(const char * path) {
 tern_status port_file_create(const char * path, port_file_writer * w) {
     memset(w, 0, sizeof(*w));
     w->fd = -1;
-    if (strlen(path) >= sizeof(w->path)) return tern_fail(TERN_ERR_IO, "%s: path too long", path);
-    strcpy(w->path, path);
+    w->path = path;
     int fd;
     do { fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); } while (fd < 0 && errno == EINTR);
     if (fd < 0) return io_fail(path, "create");
@@ -159,5 +158,5 @@ tern_status port_file_finish(port_file_writer * w) {
 void port_file_abandon(port_file_writer * w) {
     if (w->fd >= 0) close(w->fd);
     w->fd = -1;
-    if (w->path[0]) unlink(w->path);
+    if (w->path && w->path[0]) unlink(w->path);
 }

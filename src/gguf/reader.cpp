@@ -21,6 +21,7 @@
 #include <algorithm>
 
 #include "core/status.h"
+#include "core/sort.h"
 #include "tensor/types.h"
 
 namespace {
@@ -339,7 +340,7 @@ tern_status check_unique_keys(const gguf_file * f, uint32_t * idx, const char * 
         int c = memcmp(x.data, y.data, std::min(x.len, y.len));
         return c != 0 ? c < 0 : x.len < y.len;
     };
-    std::sort(idx, idx + f->n_kv, less);
+    tern_heap_sort(idx, (size_t) f->n_kv, less);
     for (uint64_t i = 1; i < f->n_kv; i++) {
         const gguf_str & k = kv[idx[i]].key;
         if (!less(idx[i - 1], idx[i])) {
@@ -354,13 +355,13 @@ tern_status check_tensor_table(const gguf_file * f, uint32_t * idx, const char *
     const gguf_tensor_info * ti = f->tensors;
     uint32_t n = (uint32_t) f->n_tensors;
     for (uint32_t i = 0; i < n; i++) idx[i] = i;
-    std::sort(idx, idx + n, [ti](uint32_t a, uint32_t b) { return strcmp(ti[a].name, ti[b].name) < 0; });
+    tern_heap_sort(idx, (size_t) n, [ti](uint32_t a, uint32_t b) { return strcmp(ti[a].name, ti[b].name) < 0; });
     for (uint32_t i = 1; i < n; i++) {
         if (strcmp(ti[idx[i - 1]].name, ti[idx[i]].name) == 0) {
             return tern_fail(TERN_ERR_FORMAT, "%s: tensor '%s': duplicated", what, ti[idx[i]].name);
         }
     }
-    std::sort(idx, idx + n, [ti](uint32_t a, uint32_t b) {
+    tern_heap_sort(idx, (size_t) n, [ti](uint32_t a, uint32_t b) {
         return ti[a].offset != ti[b].offset ? ti[a].offset < ti[b].offset : ti[a].bytes < ti[b].bytes;
     });
     for (uint32_t i = 1; i < n; i++) {

@@ -1,5 +1,6 @@
 // Memory planner (see planner.h for the algorithm).
 #include "graph/planner.h"
+#include "core/sort.h"
 #include "core/status.h"
 #include "cpu/compute.h"
 
@@ -77,7 +78,7 @@ tern_status tern_graph_plan_make(const tern_graph * g, const tern_graph_builder 
         if (sizes[i] == 0) continue;
         order[n_planned++] = i;
     }
-    std::sort(order, order + n_planned, [&](int32_t a, int32_t b) {
+    tern_heap_sort(order, (size_t) n_planned, [&](int32_t a, int32_t b) {
         if (sizes[a] != sizes[b]) return sizes[a] > sizes[b];
         if (range[a].first != range[b].first) return range[a].first < range[b].first;
         return a < b;

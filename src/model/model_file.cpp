@@ -10,6 +10,7 @@
 #include <atomic>
 
 #include "core/log.h"
+#include "core/sort.h"
 #include "core/status.h"
 #include "tensor/blocks.h"
 #include "tensor/types.h"
@@ -19,13 +20,18 @@ namespace {
 // First bytes the read path reads before asking gguf_measure whether the header fits.
 const uint64_t kFirstPrefixBytes = 1 << 20;
 const int32_t kMaxCheckThreads = 8;
+// Longest path of a split model's part, with its NUL (one buffer of this size
+// is on the loader's stack: a deep PATH_MAX buffer would cost 4 KB of every
+// firmware's stack for a feature it never uses). Single files have no limit.
+const size_t kPathBytes = 1024;
 
 // ---- split naming ------------------------------------------------------------
 
 // The parts to load. A split-named path is "<prefix>-00001-of-000NN.gguf".
 struct split_plan {
     const char * first;          // the path given, or "blob"
-    char         prefix[4096];   // "" when the path is not split-named
+    size_t       prefix_len;     // "<prefix>" is first[0, prefix_len); 0 when not split-named
+    bool         too_long;       // split-named, but its parts' paths do not fit kPathBytes
     int32_t      named_count;    // NN from the name (0 when not split-named)
     int32_t      named_no;       // part number from the name (1-based)
     int32_t      n;              // parts to load
@@ -47,20 +53,20 @@ void plan_init(split_plan * plan, const char * path) {
     plan->n = 1;
     // "-NNNNN-of-NNNNN.gguf" is 20 characters.
     size_t len = strlen(path);
-    if (len <= 20 || len - 20 >= sizeof(plan->prefix)) return;
+    if (len <= 20) return;
     const char * s = path + len - 20;
     int32_t no = 0, count = 0;
     if (s[0] != '-' || memcmp(s + 6, "-of-", 4) != 0 || memcmp(s + 15, ".gguf", 5) != 0) return;
     if (!parse_digits(s + 1, 5, &no) || !parse_digits(s + 10, 5, &count)) return;
-    memcpy(plan->prefix, path, len - 20);
-    plan->prefix[len - 20] = 0;
+    plan->too_long = len + 1 > kPathBytes;
+    plan->prefix_len = len - 20;
     plan->named_no = no;
     plan->named_count = count;
 }
 
 void part_path(const split_plan * plan, int32_t i, char * buf, size_t size) {
     if (i == 0 || plan->n <= 1) snprintf(buf, size, "%s", plan->first);
-    else snprintf(buf, size, "%s-%05d-of-%05d.gguf", plan->prefix, i + 1, plan->n);
+    else snprintf(buf, size, "%.*s-%05d-of-%05d.gguf", (int) plan->prefix_len, plan->first, i + 1, plan->n);
 }
 
 // ---- header measuring ----------------------------------------------------------
@@ -211,7 +217,7 @@ namespace {
 // llama.cpp's load order: by layer (other tensors first), then by name.
 void sort_load_order(const model_file_tensor * t, uint32_t * idx, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) idx[i] = i;
-    std::sort(idx, idx + n, [t](uint32_t a, uint32_t b) {
+    tern_heap_sort(idx, (size_t) n, [t](uint32_t a, uint32_t b) {
         int64_t la = model_tensor_layer(t[a].name), lb = model_tensor_layer(t[b].name);
         return la != lb ? la < lb : strcmp(t[a].name, t[b].name) < 0;
     });
@@ -376,6 +382,7 @@ struct open_state {
     size_t      index_bytes[MODEL_FILES_MAX_SPLITS];
     split_keys  keys0;
     bool        read;  // read path: tensor data still to be read into the buffers
+    char        path[kPathBytes + 32];  // a part's path, built where needed (one buffer: bounded stack)
 };
 
 tern_status merge_tensors(model_files * m, const char * what) {
@@ -401,7 +408,7 @@ tern_status merge_tensors(model_files * m, const char * what) {
     if (!idx) return TERN_ERR_NO_MEMORY;
     const model_file_tensor * t = m->tensors;
     for (uint32_t i = 0; i < (uint32_t) m->n_tensors; i++) idx[i] = i;
-    std::sort(idx, idx + m->n_tensors, [t](uint32_t a, uint32_t b) { return strcmp(t[a].name, t[b].name) < 0; });
+    tern_heap_sort(idx, (size_t) m->n_tensors, [t](uint32_t a, uint32_t b) { return strcmp(t[a].name, t[b].name) < 0; });
     tern_status s = TERN_OK;
     for (int64_t i = 1; i < m->n_tensors && s == TERN_OK; i++) {
         if (strcmp(t[idx[i - 1]].name, t[idx[i]].name) == 0) {
@@ -439,17 +446,17 @@ tern_status check_alignment(const model_files * m, const char * what) {
 }
 
 // Reads (read path) and reports every tensor in load order.
-tern_status load_tensors(model_files * m, const open_state * st, progress * pr, float share) {
+tern_status load_tensors(model_files * m, open_state * st, progress * pr, float share) {
     size_t mark = arena_temp_mark(&m->arena);
     uint32_t * idx = (uint32_t *) arena_alloc_temp(&m->arena, (size_t) m->n_tensors * sizeof(uint32_t));
     if (!idx) return TERN_ERR_NO_MEMORY;
     sort_load_order(m->tensors, idx, (uint32_t) m->n_tensors);
     tern_status s = TERN_OK;
-    char path[sizeof(st->plan.prefix) + 32];
+    char * path = st->path;
     for (int64_t k = 0; k < m->n_tensors && s == TERN_OK; k++) {
         const model_file_tensor & t = m->tensors[idx[k]];
         if (st->read && t.bytes > 0) {
-            part_path(&st->plan, t.split, path, sizeof(path));
+            part_path(&st->plan, t.split, path, sizeof(st->path));
             s = port_file_read(path, m->splits[t.split].data_offset + t.offset, (void *) t.data, t.bytes);
             if (s != TERN_OK) tern_error_prefix("tensor '%s': ", t.name);
         }
@@ -511,10 +518,9 @@ tern_status finish_open(model_files * m, open_state * st, const tern_model_param
     }
     m->splits = (gguf_file *) arena_calloc(&m->arena, sizeof(gguf_file) * (size_t) m->n_splits, TERN_MEM_MODEL_TABLES);
     if (!m->splits) return TERN_ERR_NO_MEMORY;
-    char path[sizeof(st->plan.prefix) + 32];
     for (int32_t s = 0; s < m->n_splits; s++) {
-        part_path(&st->plan, s, path, sizeof(path));
-        TERN_TRY(gguf_parse(&st->spans[s], path, &m->arena, &m->splits[s]));
+        part_path(&st->plan, s, st->path, sizeof(st->path));
+        TERN_TRY(gguf_parse(&st->spans[s], st->path, &m->arena, &m->splits[s]));
     }
     m->n_tensors = (int64_t) n_tensors;
     m->tensors = (model_file_tensor *) arena_calloc(&m->arena, sizeof(model_file_tensor) * (size_t) n_tensors,
@@ -553,6 +559,10 @@ tern_status open_path(const char * path, const tern_model_params * p, const mode
         return tern_fail(TERN_ERR_FORMAT, "%s: key 'split.no' is %lld: load a split model by its first part", path,
                          (long long) st->keys0.no);
     }
+    if (st->plan.too_long) {
+        return tern_fail(TERN_ERR_UNSUPPORTED, "%s: the path of a split model's parts must be shorter than %zu bytes",
+                         path, kPathBytes);
+    }
     if (st->plan.named_count == 0) {
         return tern_fail(TERN_ERR_FORMAT, "%s: split model (split.count %lld) not named <prefix>-00001-of-%05lld.gguf",
                          path, (long long) count, (long long) count);
@@ -566,9 +576,9 @@ tern_status open_path(const char * path, const tern_model_params * p, const mode
                          MODEL_FILES_MAX_SPLITS);
     }
     st->plan.n = (int32_t) count;
-    char part[sizeof(st->plan.prefix) + 32];
+    char * part = st->path;
     for (int32_t s = 1; s < st->plan.n; s++) {
-        part_path(&st->plan, s, part, sizeof(part));
+        part_path(&st->plan, s, part, sizeof(st->path));
         if (!port_file_exists(part)) {
             return tern_fail(TERN_ERR_IO, "%s: part %d of %d of the split model is missing", part, s + 1, st->plan.n);
         }
@@ -678,6 +688,9 @@ void model_files_close(model_files * m) {
         if (m->sources[s].map.addr) port_file_map_close(&m->sources[s].map);
         if (m->sources[s].buffer && !m->caller_memory) port_free(m->sources[s].buffer);
     }
-    if (m->arena_buffer) port_free(m->arena_buffer);
+    // m may live inside the arena (a loaded model's files): clear it first,
+    // release the arena last.
+    void * arena_buffer = m->arena_buffer;
     memset(m, 0, sizeof(*m));
+    if (arena_buffer) port_free(arena_buffer);
 }

@@ -104,5 +104,6 @@ tern_status model_files_open_blob(const void * data, size_t size, const tern_mod
 // into a port_alloc'd prefix) and nothing is kept. 0 and tern_last_error on error.
 size_t model_files_size_path(const char * path, const tern_model_params * p, const model_files_sizer * s);
 size_t model_files_size_blob(const void * data, size_t size, const tern_model_params * p, const model_files_sizer * s);
-// Frees everything (also safe on a half-opened or zeroed struct).
+// Frees everything (also safe on a half-opened or zeroed struct, and on the
+// struct inside the arena it frees: the arena goes last).
 void model_files_close(model_files * m);

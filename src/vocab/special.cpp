@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/sort.h"
 #include "vocab/vocab_internal.h"
 
 enum special_role {
@@ -127,7 +128,7 @@ void vocab_finish_specials(const gguf_file * f, tern_vocab * v, uint16_t * attrs
         if (attrs[id] & (VOCAB_ATTR_CONTROL | VOCAB_ATTR_USER_DEFINED | VOCAB_ATTR_UNKNOWN)) special[n++] = id;
     }
     const tern_vocab * cv = v;
-    std::sort(special, special + n, [cv](int32_t a, int32_t b) {
+    tern_heap_sort(special, (size_t) n, [cv](int32_t a, int32_t b) {
         uint32_t la = vocab_token_len(cv, a), lb = vocab_token_len(cv, b);
         return la != lb ? la > lb : a < b;
     });

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tern.h"
+#include "tern_port.h"   /* the freestanding hooks compile as C99 too */
 
 static int g_passed = 0;
 static int g_failed = 0;

@@ -12,7 +12,11 @@
 #     arithmetic) and the linker's _GLOBAL_OFFSET_TABLE_;
 # and defines no thread-local storage (TLS lives in the port: the last-error
 # buffer). Objects of the port folder (one per .cpp there) are exempt.
+# NM, AR and READELF name the binutils to use (a cross target's: arm-none-eabi-nm ...).
 set -u
+NM=${NM:-nm}
+AR=${AR:-ar}
+READELF=${READELF:-readelf}
 
 if [ $# -lt 2 ]; then
     echo "usage: $0 <libtern.a> <port source folder>" >&2
@@ -29,7 +33,7 @@ fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-if [ ! -f "$lib" ] || [ "$(ar t "$lib" 2>/dev/null | wc -l)" -eq 0 ]; then
+if [ ! -f "$lib" ] || [ "$("$AR" t "$lib" 2>/dev/null | wc -l)" -eq 0 ]; then
     fail "$lib is not a readable archive with objects"
     echo "$passed passed, $failed failed"
     exit 1
@@ -42,7 +46,7 @@ for f in "$port_dir"/*.cpp "$port_dir"/*.c; do
     b=$(basename "$f"); b=${b%.*}
     printf '%s\n' "$b.cpp.o" "$b.c.o" "$b.o" >> "$tmp/port_members"
 done
-ar t "$lib" | sort > "$tmp/members"
+"$AR" t "$lib" | sort > "$tmp/members"
 grep -Fxf "$tmp/port_members" "$tmp/members" > "$tmp/port_in_lib" || true
 n_port=$(wc -l < "$tmp/port_in_lib")
 echo "archive: $lib ($(wc -l < "$tmp/members") objects, $n_port from $port_dir)"
@@ -51,10 +55,10 @@ if [ -n "$dups" ]; then
     fail "object names appear twice in the archive (cannot tell port objects from others): $dups"
 fi
 
-nm -P -g --defined-only "$lib" 2>/dev/null | awk 'NF >= 2 && $1 !~ /:$/ { print $1 }' | sort -u > "$tmp/defined"
+"$NM" -P -g --defined-only "$lib" 2>/dev/null | awk 'NF >= 2 && $1 !~ /:$/ { print $1 }' | sort -u > "$tmp/defined"
 
 # Undefined symbols per member, "member symbol" (nm -A -P: "lib.a[member]: sym U").
-nm -A -P -u "$lib" 2>/dev/null | awk '{ m = $1; sub(/^.*\[/, "", m); sub(/\]:$/, "", m); print m, $2 }' |
+"$NM" -A -P -u "$lib" 2>/dev/null | awk '{ m = $1; sub(/^.*\[/, "", m); sub(/\]:$/, "", m); print m, $2 }' |
     sort -u > "$tmp/undef"
 
 allowed='^(mem(cpy|move|set|cmp|chr)|str(len|nlen|cmp|ncmp|chr|rchr|str|cpy|ncpy|spn|cspn|tol|toll|toul|toull|tod|tof)|v?snprintf'
@@ -78,7 +82,7 @@ else
 fi
 
 # Thread-local storage outside the port ("File: lib.a(member)" then symbol rows of type TLS).
-readelf -s -W "$lib" 2>/dev/null | awk '
+"$READELF" -s -W "$lib" 2>/dev/null | awk '
     /^File: / { m = $2; sub(/^.*\(/, "", m); sub(/\)$/, "", m) }
     $4 == "TLS" && $7 != "UND" { print m, $8 }' > "$tmp/tls_all"
 : > "$tmp/tls"
