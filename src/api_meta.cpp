@@ -5,6 +5,7 @@
 #include "tensor/types.h"
 #include "cpu/kernels/kernel_set.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -98,7 +99,7 @@ extern "C" int32_t tern_model_n_tensors(const tern_model * m) { return m ? (int3
 extern "C" tern_status tern_model_tensor_info(const tern_model * m, int32_t i, tern_tensor_info * out) {
     if (!m || !out) return tern_fail(TERN_ERR_INVALID_ARG, "model or out is NULL");
     if (i < 0 || i >= m->files.n_tensors) {
-        return tern_fail(TERN_ERR_NOT_FOUND, "tensor index %d outside [0, %lld)", i, (long long) m->files.n_tensors);
+        return tern_fail(TERN_ERR_NOT_FOUND, "tensor index %" PRId32 " outside [0, %lld)", i, (long long) m->files.n_tensors);
     }
     const model_file_tensor * t = &m->files.tensors[i];
     out->name = t->name;

@@ -5,6 +5,7 @@
 #include "model/model.h"
 #include "port.h"
 
+#include <inttypes.h>
 #include <limits.h>
 
 extern "C" tern_vocab_type tern_vocab_type_of(const tern_model * m) { return m ? vocab_type(&m->vocab) : TERN_VOCAB_NONE; }
@@ -35,7 +36,7 @@ extern "C" int32_t tern_tokenize_in(const tern_model * m, const char * text, int
     const size_t need = tern_tokenize_scratch_size(m, text_len);
     tern_arena arena;
     if (!scratch || scratch_size < need || !arena_init(&arena, scratch, scratch_size)) {
-        tern_fail(TERN_ERR_NO_MEMORY, "tern_tokenize: %zu bytes of scratch given, %zu needed for %d bytes of text",
+        tern_fail(TERN_ERR_NO_MEMORY, "tern_tokenize: %zu bytes of scratch given, %zu needed for %" PRId32 " bytes of text",
                   scratch_size, need, text_len);
         return INT32_MIN;
     }

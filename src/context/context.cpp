@@ -5,6 +5,7 @@
 #include "cpu/compute.h"
 #include "port.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 extern "C" tern_context_params tern_context_default_params(void) {
@@ -28,13 +29,13 @@ tern_status context_resolve_params(const tern_model * m, const tern_context_para
     if (out->n_batch > out->n_ctx) out->n_batch = out->n_ctx;
     if (out->n_seq_max == 0) out->n_seq_max = 1;
     if (out->n_seq_max > TERN_MAX_SEQ) {
-        return tern_fail(TERN_ERR_INVALID_ARG, "n_seq_max %u is more than TERN_MAX_SEQ %d", out->n_seq_max, TERN_MAX_SEQ);
+        return tern_fail(TERN_ERR_INVALID_ARG, "n_seq_max %" PRIu32 " is more than TERN_MAX_SEQ %d", out->n_seq_max, TERN_MAX_SEQ);
     }
     if (out->n_ctx > (uint32_t) INT32_MAX) {
-        return tern_fail(TERN_ERR_INVALID_ARG, "n_ctx %u is more than 2^31 - 1 (positions are int32)", out->n_ctx);
+        return tern_fail(TERN_ERR_INVALID_ARG, "n_ctx %" PRIu32 " is more than 2^31 - 1 (positions are int32)", out->n_ctx);
     }
     if (!out->pool && (out->n_threads < 0 || out->n_threads > TERN_MAX_THREADS)) {
-        return tern_fail(TERN_ERR_INVALID_ARG, "n_threads %d not in [0, %d] (0: one thread)", out->n_threads,
+        return tern_fail(TERN_ERR_INVALID_ARG, "n_threads %" PRId32 " not in [0, %d] (0: one thread)", out->n_threads,
                          TERN_MAX_THREADS);
     }
     if (out->n_threads == 0) out->n_threads = 1;
@@ -43,8 +44,8 @@ tern_status context_resolve_params(const tern_model * m, const tern_context_para
     // A C caller may pass any int: read the fields as ints (loading an enum
     // outside its enumerators' range is undefined in C++).
     int kv_types[2];
-    memcpy(&kv_types[0], &out->type_k, sizeof(int));
-    memcpy(&kv_types[1], &out->type_v, sizeof(int));
+    kv_types[0] = tern_enum_value(&out->type_k, sizeof(out->type_k));
+    kv_types[1] = tern_enum_value(&out->type_v, sizeof(out->type_v));
     const uint32_t widths[2] = { hparams_n_embd_k_gqa(&m->hp), hparams_n_embd_v_gqa(&m->hp) };
     for (int i = 0; i < 2; i++) {
         const int v = kv_types[i];
@@ -55,7 +56,7 @@ tern_status context_resolve_params(const tern_model * m, const tern_context_para
                              i ? 'v' : 'k', v);
         }
         if (widths[i] % tr->blck_size != 0) {
-            return tern_fail(TERN_ERR_INVALID_ARG, "type_%c %s: K/V rows of %u values are not whole blocks of %lld",
+            return tern_fail(TERN_ERR_INVALID_ARG, "type_%c %s: K/V rows of %" PRIu32 " values are not whole blocks of %lld",
                              i ? 'v' : 'k', tr->name, widths[i], (long long) tr->blck_size);
         }
     }

@@ -4,6 +4,7 @@
 #include "cpu/compute.h"
 #include "port.h"
 
+#include <inttypes.h>
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -26,7 +27,7 @@ extern "C" tern_batch tern_batch_init_in(void * mem, size_t size, int32_t n_toke
     memset(&b, 0, sizeof(b));
     const size_t need = tern_batch_mem_size(n_tokens, n_seq_max);
     if (!mem || need == 0 || size < need) {
-        tern_fail(TERN_ERR_INVALID_ARG, "batch_init_in: %zu bytes given, %zu needed for %d tokens of %d sequences",
+        tern_fail(TERN_ERR_INVALID_ARG, "batch_init_in: %zu bytes given, %zu needed for %" PRId32 " tokens of %" PRId32 " sequences",
                   size, need, n_tokens, n_seq_max);
         return b;
     }
@@ -95,39 +96,39 @@ tern_status batch_validate(const tern_context * ctx, const tern_batch * b) {
         }
     }
     if (!b->pos && (int64_t) last[0] + b->n_tokens > (int64_t) kMaxPos) {
-        return tern_fail(TERN_ERR_INVALID_ARG, "batch of %d tokens after position %d of sequence 0 passes the largest "
-                         "position %d", b->n_tokens, last[0], kMaxPos);
+        return tern_fail(TERN_ERR_INVALID_ARG, "batch of %" PRId32 " tokens after position %" PRId32 " of sequence 0 passes the largest "
+                         "position %" PRId32, b->n_tokens, last[0], kMaxPos);
     }
     for (int32_t i = 0; i < b->n_tokens; i++) {
         if (b->token[i] < 0 || (uint32_t) b->token[i] >= n_vocab) {
-            return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: id %d is outside the vocabulary [0, %u)", i,
+            return tern_fail(TERN_ERR_INVALID_ARG, "batch token %" PRId32 ": id %" PRId32 " is outside the vocabulary [0, %" PRIu32 ")", i,
                              b->token[i], n_vocab);
         }
         if (!b->pos) continue;  // continues sequence 0: valid by the check above
         const tern_pos pos = b->pos[i];
         if (pos < 0 || pos > kMaxPos) {
-            return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: position %d outside [0, %d]", i, pos, kMaxPos);
+            return tern_fail(TERN_ERR_INVALID_ARG, "batch token %" PRId32 ": position %" PRId32 " outside [0, %" PRId32 "]", i, pos, kMaxPos);
         }
         const int32_t n = b->seq_id ? (b->n_seq_id ? b->n_seq_id[i] : 1) : 1;
         if (n < 1 || n > (int32_t) ctx->params.n_seq_max) {
-            return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: %d sequence ids (1 to %u)", i, n,
+            return tern_fail(TERN_ERR_INVALID_ARG, "batch token %" PRId32 ": %" PRId32 " sequence ids (1 to %" PRIu32 ")", i, n,
                              ctx->params.n_seq_max);
         }
-        if (b->seq_id && !b->seq_id[i]) return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: seq_id is NULL", i);
+        if (b->seq_id && !b->seq_id[i]) return tern_fail(TERN_ERR_INVALID_ARG, "batch token %" PRId32 ": seq_id is NULL", i);
         uint64_t seen = 0;
         for (int32_t k = 0; k < n; k++) {
             const tern_seq_id id = b->seq_id ? b->seq_id[i][k] : 0;
             if (id < 0 || (uint32_t) id >= ctx->params.n_seq_max) {
-                return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: sequence id %d outside [0, %u)", i, id,
+                return tern_fail(TERN_ERR_INVALID_ARG, "batch token %" PRId32 ": sequence id %" PRId32 " outside [0, %" PRIu32 ")", i, id,
                                  ctx->params.n_seq_max);
             }
             if (seen & ((uint64_t) 1 << id)) {
-                return tern_fail(TERN_ERR_INVALID_ARG, "batch token %d: sequence id %d given twice", i, id);
+                return tern_fail(TERN_ERR_INVALID_ARG, "batch token %" PRId32 ": sequence id %" PRId32 " given twice", i, id);
             }
             seen |= (uint64_t) 1 << id;
             if (pos <= last[id]) {
                 return tern_fail(TERN_ERR_INVALID_ARG,
-                                 "batch token %d: position %d of sequence %d is not past %d, the last position the "
+                                 "batch token %" PRId32 ": position %" PRId32 " of sequence %" PRId32 " is not past %" PRId32 ", the last position the "
                                  "cache or the batch already holds for it (remove it first with seq_rm)",
                                  i, pos, id, last[id]);
             }
@@ -211,7 +212,7 @@ tern_status decode_ubatch(tern_context * ctx, const tern_batch * b, int32_t i0, 
         // batch instead of handing garbage to a sampler (which would pick token 0).
         for (uint32_t v = 0; v < m->hp.n_vocab; v++) {
             if (!(fabsf(row[v]) <= FLT_MAX)) {
-                return tern_fail(TERN_ERR_NUMERIC, "logits of batch token %d turned non-finite (logit %u is %g): "
+                return tern_fail(TERN_ERR_NUMERIC, "logits of batch token %" PRId32 " turned non-finite (logit %" PRIu32 " is %g): "
                                  "the model's weights or hyper-parameters hold NaN/Inf (try --check-tensors)",
                                  i0 + (int32_t) i, v, (double) row[v]);
             }
@@ -270,13 +271,13 @@ tern_status decode_batch(tern_context * ctx, tern_batch batch) {
     const uint32_t n_tokens = (uint32_t) batch.n_tokens;
     kv_cache * kv = &ctx->kv;
     if (n_tokens > kv->n_cells - kv->used) {
-        return tern_fail(TERN_ERR_CONTEXT_FULL, "batch of %u tokens does not fit: %u of %u KV cells free", n_tokens,
+        return tern_fail(TERN_ERR_CONTEXT_FULL, "batch of %" PRIu32 " tokens does not fit: %" PRIu32 " of %" PRIu32 " KV cells free", n_tokens,
                          kv->n_cells - kv->used, kv->n_cells);
     }
     uint32_t n_outputs = 0;
     for (int32_t i = 0; i < batch.n_tokens; i++) n_outputs += batch_wants_logits(ctx, &batch, i) ? 1 : 0;
     if (n_outputs > ctx->logits_rows) {
-        return tern_fail(TERN_ERR_INVALID_ARG, "batch asks for %u logits rows; the context keeps %u (n_batch, or n_ctx with logits_all)",
+        return tern_fail(TERN_ERR_INVALID_ARG, "batch asks for %" PRIu32 " logits rows; the context keeps %" PRIu32 " (n_batch, or n_ctx with logits_all)",
                          n_outputs, ctx->logits_rows);
     }
     // Without explicit positions the batch continues sequence 0.
@@ -324,12 +325,12 @@ extern "C" float * tern_get_logits_ith(tern_context * ctx, int32_t i) {
     if (!ctx) return NULL;
     if (i < 0) i += ctx->n_batch_last;
     if (i < 0 || i >= ctx->n_batch_last) {
-        tern_fail(TERN_ERR_INVALID_ARG, "logits index %d outside the last batch of %d tokens", i, ctx->n_batch_last);
+        tern_fail(TERN_ERR_INVALID_ARG, "logits index %" PRId32 " outside the last batch of %" PRId32 " tokens", i, ctx->n_batch_last);
         return NULL;
     }
     const int32_t row = ctx->output_row[i];
     if (row < 0) {
-        tern_fail(TERN_ERR_INVALID_ARG, "logits of batch token %d were not requested", i);
+        tern_fail(TERN_ERR_INVALID_ARG, "logits of batch token %" PRId32 " were not requested", i);
         return NULL;
     }
     return ctx->logits + (size_t) row * ctx->model->hp.n_vocab;

@@ -5,13 +5,14 @@
 #include "core/status.h"
 #include "cpu/compute.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 namespace {
 
 bool seq_ok(const tern_context * ctx, tern_seq_id seq, const char * what) {
     if (seq < 0 || (uint32_t) seq >= ctx->params.n_seq_max) {
-        tern_fail(TERN_ERR_INVALID_ARG, "%s: sequence id %d outside [0, %u)", what, seq, ctx->params.n_seq_max);
+        tern_fail(TERN_ERR_INVALID_ARG, "%s: sequence id %" PRId32 " outside [0, %" PRIu32 ")", what, seq, ctx->params.n_seq_max);
         return false;
     }
     return true;

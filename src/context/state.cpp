@@ -27,6 +27,7 @@
 #include "core/status.h"
 #include "port.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 namespace {
@@ -208,7 +209,7 @@ tern_status check_header(const tern_context * ctx, const header & h, int kind, u
     if (h.v[H_MAGIC] != kMagic) return bad("not a Tern state (bad magic)");
     if (h.v[H_HEADER_SUM] != f.h) return bad("header checksum mismatch (corrupted)");
     if (h.v[H_VERSION] != kVersion) {
-        return tern_fail(TERN_ERR_UNSUPPORTED, "state: version %u (this build reads %u)", h.v[H_VERSION], kVersion);
+        return tern_fail(TERN_ERR_UNSUPPORTED, "state: version %" PRIu32 " (this build reads %" PRIu32 ")", h.v[H_VERSION], kVersion);
     }
     if (h.v[H_KIND] != (uint32_t) kind) {
         return bad(kind == KIND_CONTEXT ? "a sequence state, not a context state" : "a context state, not a sequence state");
@@ -216,21 +217,21 @@ tern_status check_header(const tern_context * ctx, const header & h, int kind, u
     const kv_cache * kv = &ctx->kv;
     if (h.v[H_ARCH] != arch_hash(ctx->model) || h.v[H_N_LAYER] != kv->n_layer || h.v[H_N_EMBD_K] != kv->n_embd_k ||
         h.v[H_N_EMBD_V] != kv->n_embd_v || h.v[H_N_VOCAB] != ctx->model->hp.n_vocab) {
-        return tern_fail(TERN_ERR_INVALID_ARG, "state: saved from another model (%u layers, K/V widths %u/%u, %u tokens "
-                         "of vocabulary; this one: %u, %u/%u, %u)", h.v[H_N_LAYER], h.v[H_N_EMBD_K], h.v[H_N_EMBD_V],
+        return tern_fail(TERN_ERR_INVALID_ARG, "state: saved from another model (%" PRIu32 " layers, K/V widths %" PRIu32 "/%" PRIu32 ", %" PRIu32 " tokens "
+                         "of vocabulary; this one: %" PRIu32 ", %" PRIu32 "/%" PRIu32 ", %" PRIu32 ")", h.v[H_N_LAYER], h.v[H_N_EMBD_K], h.v[H_N_EMBD_V],
                          h.v[H_N_VOCAB], kv->n_layer, kv->n_embd_k, kv->n_embd_v, ctx->model->hp.n_vocab);
     }
     if (h.v[H_TYPE_K] != (uint32_t) kv->type_k || h.v[H_TYPE_V] != (uint32_t) kv->type_v) {
         // Type ids from the file are printed as numbers: they need not be valid enum values.
-        return tern_fail(TERN_ERR_INVALID_ARG, "state: K/V types %u/%u, this context's are %s/%s (%d/%d)",
+        return tern_fail(TERN_ERR_INVALID_ARG, "state: K/V types %" PRIu32 "/%" PRIu32 ", this context's are %s/%s (%d/%d)",
                          h.v[H_TYPE_K], h.v[H_TYPE_V], tern_type_name(kv->type_k), tern_type_name(kv->type_v),
                          (int) kv->type_k, (int) kv->type_v);
     }
     if (h.v[H_N_CELLS] > kv->n_cells) {
-        return tern_fail(TERN_ERR_CONTEXT_FULL, "state: %u cells, the context has %u", h.v[H_N_CELLS], kv->n_cells);
+        return tern_fail(TERN_ERR_CONTEXT_FULL, "state: %" PRIu32 " cells, the context has %" PRIu32, h.v[H_N_CELLS], kv->n_cells);
     }
     if (h.v[H_N_TOKENS] > max_tokens) {
-        return tern_fail(TERN_ERR_NO_MEMORY, "state: %u prompt tokens, room for %u", h.v[H_N_TOKENS], max_tokens);
+        return tern_fail(TERN_ERR_NO_MEMORY, "state: %" PRIu32 " prompt tokens, room for %" PRIu32, h.v[H_N_TOKENS], max_tokens);
     }
     if (h.v[H_N_ROWS] > ctx->logits_rows || h.v[H_N_BATCH_LAST] > ctx->params.n_ctx ||
         (kind == KIND_SEQ && (h.v[H_N_ROWS] || h.v[H_N_BATCH_LAST]))) {
@@ -334,7 +335,7 @@ tern_status load(tern_context * ctx, int kind, tern_seq_id dest, source * src, t
             if (kv->cells[i].seq_mask == 0 || kv->cells[i].seq_mask == bit) slots[k++] = (int32_t) i;
         }
         if (k < n_cells) {
-            return tern_fail(TERN_ERR_CONTEXT_FULL, "state: %u cells for sequence %d, %u free", n_cells, dest, k);
+            return tern_fail(TERN_ERR_CONTEXT_FULL, "state: %" PRIu32 " cells for sequence %" PRId32 ", %" PRIu32 " free", n_cells, dest, k);
         }
     }
     uint8_t * staging = (uint8_t *) ctx->activations;
@@ -392,7 +393,7 @@ struct guard {
 
 bool seq_ok(const tern_context * ctx, tern_seq_id seq) {
     if (seq >= 0 && (uint32_t) seq < ctx->params.n_seq_max) return true;
-    tern_fail(TERN_ERR_INVALID_ARG, "state: sequence id %d outside [0, %u)", seq, ctx->params.n_seq_max);
+    tern_fail(TERN_ERR_INVALID_ARG, "state: sequence id %" PRId32 " outside [0, %" PRIu32 ")", seq, ctx->params.n_seq_max);
     return false;
 }
 

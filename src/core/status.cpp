@@ -42,8 +42,7 @@ extern "C" const char * tern_last_error(void) { return port_error_buffer(); }
 extern "C" const char * tern_status_str(tern_status status) {
     // A C caller may pass any int; in C++ a value outside the enumerators' range
     // must not be loaded as the enum type (undefined), so read it as an int.
-    int value;
-    memcpy(&value, &status, sizeof(value));
+    const int value = tern_enum_value(&status, sizeof(status));
     switch (value) {
         case TERN_OK:               return "ok";
         case TERN_ERR_INVALID_ARG:  return "invalid argument";

@@ -4,6 +4,7 @@
 #include "cpu/ops/ops.h"
 #include "cpu/threadpool.h"
 
+#include <inttypes.h>
 #include <atomic>
 
 static bool computes(const tern_tensor * node) { return node->op != TERN_OP_NONE && node->op != TERN_OP_VIEW; }
@@ -87,11 +88,11 @@ static tern_status check_data(const tern_graph * g) {
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const tern_tensor * node = g->nodes[i];
         if (!computes(node)) continue;
-        if (!node->data) return tern_fail(TERN_ERR_INTERNAL, "compute: node %d '%s' has no memory (graph not planned)", i, node->name);
+        if (!node->data) return tern_fail(TERN_ERR_INTERNAL, "compute: node %" PRId32 " '%s' has no memory (graph not planned)", i, node->name);
         for (int s = 0; s < TERN_MAX_SRC; s++) {
             const tern_tensor * src = node->src[s];
             if (src && !src->data) {
-                return tern_fail(TERN_ERR_INTERNAL, "compute: source %d '%s' of node %d '%s' has no memory", s, src->name, i, node->name);
+                return tern_fail(TERN_ERR_INTERNAL, "compute: source %d '%s' of node %" PRId32 " '%s' has no memory", s, src->name, i, node->name);
             }
         }
     }
@@ -104,7 +105,7 @@ tern_status tern_graph_compute(const tern_graph * g, tern_threadpool * pool, voi
     const int32_t nth = tern_threadpool_n_threads(pool);
     const size_t need = tern_graph_work_size(g, nth);
     if (work_size < need || (need > 0 && !work)) {
-        return tern_fail(TERN_ERR_NO_MEMORY, "compute: work buffer of %zu bytes, graph needs %zu for %d threads", work_size, need, nth);
+        return tern_fail(TERN_ERR_NO_MEMORY, "compute: work buffer of %zu bytes, graph needs %zu for %" PRId32 " threads", work_size, need, nth);
     }
     TERN_TRY(check_data(g));
     if (abort_cb && abort_cb(abort_data)) return tern_fail(TERN_ERR_ABORTED, "compute: aborted by the callback");

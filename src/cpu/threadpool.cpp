@@ -4,6 +4,7 @@
 #include "core/status.h"
 #include "port.h"
 
+#include <inttypes.h>
 #include <atomic>
 #include <string.h>
 
@@ -137,7 +138,7 @@ void tern_threadpool_run(tern_threadpool * pool, tern_threadpool_fn fn, void * a
 tern_status tern_threadpool_init_in(void * mem, const tern_threadpool_params * params, tern_threadpool ** out_pool) {
     if (!mem || !params || !out_pool) return tern_fail(TERN_ERR_INVALID_ARG, "threadpool: NULL argument");
     if (params->n_threads < 1 || params->n_threads > TERN_MAX_THREADS) {
-        return tern_fail(TERN_ERR_INVALID_ARG, "threadpool: n_threads %d not in [1, %d]", params->n_threads, TERN_MAX_THREADS);
+        return tern_fail(TERN_ERR_INVALID_ARG, "threadpool: n_threads %" PRId32 " not in [1, %d]", params->n_threads, TERN_MAX_THREADS);
     }
     const int32_t n = effective_threads(params->n_threads);
     uint8_t * p = (uint8_t *) (((uintptr_t) mem + TERN_ARENA_ALIGN - 1) & ~(uintptr_t) (TERN_ARENA_ALIGN - 1));
@@ -187,7 +188,7 @@ tern_status tern_threadpool_init_in(void * mem, const tern_threadpool_params * p
 tern_status tern_threadpool_create(const tern_threadpool_params * params, tern_threadpool ** out_pool) {
     if (!params || !out_pool) return tern_fail(TERN_ERR_INVALID_ARG, "threadpool: NULL argument");
     if (params->n_threads < 1 || params->n_threads > TERN_MAX_THREADS) {
-        return tern_fail(TERN_ERR_INVALID_ARG, "threadpool: n_threads %d not in [1, %d]", params->n_threads, TERN_MAX_THREADS);
+        return tern_fail(TERN_ERR_INVALID_ARG, "threadpool: n_threads %" PRId32 " not in [1, %d]", params->n_threads, TERN_MAX_THREADS);
     }
     void * mem = port_alloc(tern_threadpool_mem_size(params->n_threads));
     if (!mem) return tern_fail(TERN_ERR_NO_MEMORY, "threadpool: cannot obtain %zu bytes", tern_threadpool_mem_size(params->n_threads));

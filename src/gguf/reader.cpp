@@ -12,6 +12,7 @@
 // file format; values are read with memcpy because they are unaligned.
 #include "gguf/gguf.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <float.h>
@@ -118,7 +119,7 @@ tern_status walk_header(cursor * c, gguf_file * f) {
         return tern_fail(TERN_ERR_UNSUPPORTED, "%s: offset 4: big-endian GGUF files are not supported", c->what);
     }
     if (f->version != 2 && f->version != 3) {
-        return tern_fail(TERN_ERR_UNSUPPORTED, "%s: offset 4: GGUF version %u is not supported (2 and 3 are)",
+        return tern_fail(TERN_ERR_UNSUPPORTED, "%s: offset 4: GGUF version %" PRIu32 " is not supported (2 and 3 are)",
                          c->what, f->version);
     }
     TERN_TRY(read_val(c, &f->n_tensors, "tensor count"));
@@ -150,7 +151,7 @@ tern_status walk_value(cursor * c, gguf_kv * kv, index_counts * n, index_tables 
                              c->what, (unsigned long long) c->pos, field);
         }
         if (arr_type >= GGUF_TYPE_COUNT) {
-            return tern_fail(TERN_ERR_FORMAT, "%s: offset %llu: %s: unknown array element type %u",
+            return tern_fail(TERN_ERR_FORMAT, "%s: offset %llu: %s: unknown array element type %" PRIu32,
                              c->what, (unsigned long long) c->pos, field, arr_type);
         }
         kv->arr_type = (gguf_value_type) arr_type;
@@ -192,7 +193,7 @@ tern_status walk_kv(cursor * c, gguf_file * f, gguf_kv_visitor on_kv, void * use
         uint32_t type = 0;
         TERN_TRY(read_val(c, &type, "key type"));
         if (type >= GGUF_TYPE_COUNT) {
-            return tern_fail(TERN_ERR_FORMAT, "%s: offset %llu: key '%.*s': unknown value type %u", c->what,
+            return tern_fail(TERN_ERR_FORMAT, "%s: offset %llu: key '%.*s': unknown value type %" PRIu32, c->what,
                              (unsigned long long) at, (int) std::min<uint64_t>(kv.key.len, 64), kv.key.data, type);
         }
         kv.type = (gguf_value_type) type;
@@ -204,7 +205,7 @@ tern_status walk_kv(cursor * c, gguf_file * f, gguf_kv_visitor on_kv, void * use
             }
             memcpy(&f->alignment, kv.data, 4);
             if (f->alignment == 0 || (f->alignment & (f->alignment - 1)) != 0) {
-                return tern_fail(TERN_ERR_FORMAT, "%s: key 'general.alignment': %u is not a power of two", c->what,
+                return tern_fail(TERN_ERR_FORMAT, "%s: key 'general.alignment': %" PRIu32 " is not a power of two", c->what,
                                  f->alignment);
             }
         }
@@ -221,7 +222,7 @@ tern_status walk_tensor_info(cursor * c, gguf_tensor_info * ti, const char * nam
     uint32_t n_dims = 0;
     TERN_TRY(read_val(c, &n_dims, "tensor dimension count"));
     if (n_dims < 1 || n_dims > GGUF_MAX_DIMS) {
-        return tern_fail(TERN_ERR_FORMAT, "%s: tensor '%s': %u dimensions (1..%d supported)", c->what, name, n_dims,
+        return tern_fail(TERN_ERR_FORMAT, "%s: tensor '%s': %" PRIu32 " dimensions (1..%d supported)", c->what, name, n_dims,
                          GGUF_MAX_DIMS);
     }
     ti->n_dims = n_dims;
@@ -239,7 +240,7 @@ tern_status walk_tensor_info(cursor * c, gguf_tensor_info * ti, const char * nam
     TERN_TRY(read_val(c, &type, "tensor type"));
     const tern_type_traits * tr = tern_type_supported(type) ? tern_type_traits_get((tern_type) type) : NULL;
     if (!tr) {
-        return tern_fail(TERN_ERR_UNSUPPORTED, "%s: tensor '%s': type id %u is unknown or not compiled in (TERN_TYPES)",
+        return tern_fail(TERN_ERR_UNSUPPORTED, "%s: tensor '%s': type id %" PRIu32 " is unknown or not compiled in (TERN_TYPES)",
                          c->what, name, type);
     }
     ti->type = (tern_type) type;
@@ -254,7 +255,7 @@ tern_status walk_tensor_info(cursor * c, gguf_tensor_info * ti, const char * nam
     }
     TERN_TRY(read_val(c, &ti->offset, "tensor offset"));
     if (ti->offset % alignment != 0) {
-        return tern_fail(TERN_ERR_FORMAT, "%s: tensor '%s': data offset %llu is not a multiple of the alignment %u",
+        return tern_fail(TERN_ERR_FORMAT, "%s: tensor '%s': data offset %llu is not a multiple of the alignment %" PRIu32,
                          c->what, name, (unsigned long long) ti->offset, alignment);
     }
     return TERN_OK;

@@ -5,6 +5,7 @@
 //   zero padding to the alignment, then each tensor's data padded to the alignment.
 #include "gguf/writer.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #include "core/status.h"
@@ -32,7 +33,7 @@ tern_status kv_slot(gguf_writer * w, const char * key, size_t key_len, gguf_kv *
         }
     }
     if (w->n_kv == w->max_kv) {
-        return tern_fail(TERN_ERR_NO_MEMORY, "gguf writer: key '%.*s': more than %u keys", (int) key_len, key, w->max_kv);
+        return tern_fail(TERN_ERR_NO_MEMORY, "gguf writer: key '%.*s': more than %" PRIu32 " keys", (int) key_len, key, w->max_kv);
     }
     gguf_kv * kv = &w->kv[w->n_kv];
     kv->key = copy_str(w->arena, key, key_len);
@@ -190,7 +191,7 @@ tern_status gguf_writer_add_tensor(gguf_writer * w, const char * name, tern_type
         return tern_fail(TERN_ERR_INVALID_ARG, "gguf writer: tensor '%s': bad shape for %s", name, tr->name);
     }
     if (w->n_tensors == w->max_tensors) {
-        return tern_fail(TERN_ERR_NO_MEMORY, "gguf writer: tensor '%s': more than %u tensors", name, w->max_tensors);
+        return tern_fail(TERN_ERR_NO_MEMORY, "gguf writer: tensor '%s': more than %" PRIu32 " tensors", name, w->max_tensors);
     }
     gguf_writer_tensor & t = w->tensors[w->n_tensors];
     t.name = copy_str(w->arena, name, strlen(name)).data;

@@ -4,6 +4,7 @@
 #include "core/status.h"
 #include "tensor/types.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -99,7 +100,7 @@ static tern_tensor * new_tensor(tern_graph_builder * gb, tern_type type, int n_d
                              (long long) ne[0], (long long) blck);
     }
     if (gb->n_tensors >= gb->capacity) {
-        return builder_error(gb, TERN_ERR_NO_MEMORY, op, "tensor pool full (%d tensors)", gb->capacity);
+        return builder_error(gb, TERN_ERR_NO_MEMORY, op, "tensor pool full (%" PRId32 " tensors)", gb->capacity);
     }
     tern_tensor * t = &gb->tensors[gb->n_tensors];
     memset(t, 0, sizeof(*t));
@@ -284,7 +285,7 @@ tern_tensor * tg_rope_cache(tern_graph_builder * gb, tern_tensor * pos, const te
     if (!pos) return NULL;
     if (pos->type != TERN_TYPE_I32 || n_rows(pos) != 1 || p->n_rot <= 0 || p->n_rot % 2 != 0 ||
         (p->mode != TERN_ROPE_NORMAL && p->mode != TERN_ROPE_NEOX)) {
-        return builder_error(gb, TERN_ERR_SHAPE, "rope_cache", "pos " SHAPE_FMT ", n_rot %d, mode %d (need 1-D I32, even n_rot)",
+        return builder_error(gb, TERN_ERR_SHAPE, "rope_cache", "pos " SHAPE_FMT ", n_rot %" PRId32 ", mode %" PRId32 " (need 1-D I32, even n_rot)",
                              SHAPE_ARGS(pos), p->n_rot, p->mode);
     }
     int64_t ne[2] = { p->n_rot, pos->ne[0] };
@@ -424,14 +425,14 @@ tern_status tern_graph_expand(tern_graph * g, tern_tensor * out) {
     if (!out) return tern_fail(TERN_ERR_INVALID_ARG, "graph: expand: NULL output (a constructor failed: see its error)");
     if (out->op == TERN_OP_NONE || in_graph(g, out)) return TERN_OK;
     int32_t depth = 0;
-    if (g->n_nodes >= g->capacity) return tern_fail(TERN_ERR_NO_MEMORY, "graph: more than %d nodes", g->capacity);
+    if (g->n_nodes >= g->capacity) return tern_fail(TERN_ERR_NO_MEMORY, "graph: more than %" PRId32 " nodes", g->capacity);
     g->nodes[g->capacity - 1] = out;
     depth = 1;
     while (depth > 0) {
         tern_tensor * top = g->nodes[g->capacity - depth];
         tern_tensor * s = next_pending_src(g, top);
         if (s) {
-            if (g->n_nodes + depth + 1 > g->capacity) return tern_fail(TERN_ERR_NO_MEMORY, "graph: more than %d nodes", g->capacity);
+            if (g->n_nodes + depth + 1 > g->capacity) return tern_fail(TERN_ERR_NO_MEMORY, "graph: more than %" PRId32 " nodes", g->capacity);
             depth++;
             g->nodes[g->capacity - depth] = s;
             continue;

@@ -4,6 +4,7 @@
 #include "core/status.h"
 #include "cpu/compute.h"
 
+#include <inttypes.h>
 #include <algorithm>
 #include <string.h>
 
@@ -48,7 +49,7 @@ tern_status tern_graph_plan_make(const tern_graph * g, const tern_graph_builder 
     size_t * sizes = (size_t *) arena_alloc(arena, (size_t) n * sizeof(size_t), TERN_MEM_GRAPH);
     if (n > 0 && (!range || !order || !done || !offsets || !sizes)) {
         arena_temp_release(arena, mark);
-        return tern_fail(TERN_ERR_NO_MEMORY, "planner: no arena room for the tables of %d tensors", n);
+        return tern_fail(TERN_ERR_NO_MEMORY, "planner: no arena room for the tables of %" PRId32 " tensors", n);
     }
 
     // 1. live ranges
@@ -118,14 +119,14 @@ tern_status tern_graph_plan_make(const tern_graph * g, const tern_graph_builder 
 
 tern_status tern_graph_plan_apply(const tern_graph_plan * p, tern_graph_builder * gb, void * activations) {
     if (gb->n_tensors > p->n_tensors) {
-        return tern_fail(TERN_ERR_INTERNAL, "planner: graph has %d tensors, the plan %d", gb->n_tensors, p->n_tensors);
+        return tern_fail(TERN_ERR_INTERNAL, "planner: graph has %" PRId32 " tensors, the plan %" PRId32, gb->n_tensors, p->n_tensors);
     }
     for (int32_t i = 0; i < gb->n_tensors; i++) {
         tern_tensor * t = &gb->tensors[i];
         if (!is_planned(t) || p->sizes[i] == 0) continue;
         const size_t bytes = tern_tensor_nbytes(t);
         if (bytes > p->sizes[i]) {
-            return tern_fail(TERN_ERR_INTERNAL, "planner: tensor %d '%s' needs %zu bytes, planned %zu", i, t->name, bytes, p->sizes[i]);
+            return tern_fail(TERN_ERR_INTERNAL, "planner: tensor %" PRId32 " '%s' needs %zu bytes, planned %zu", i, t->name, bytes, p->sizes[i]);
         }
         t->data = (uint8_t *) activations + p->offsets[i];
     }

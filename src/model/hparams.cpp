@@ -1,6 +1,7 @@
 #include "model/hparams.h"
 #include "core/status.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,7 +37,7 @@ struct key_reader {
                              gguf_type_name(f->kv[i].type));
         }
         if (v < (int64_t) lo || v > (int64_t) hi) {
-            return tern_fail(TERN_ERR_FORMAT, "key '%s': %lld is out of range [%u, %u]", key, (long long) v, lo, hi);
+            return tern_fail(TERN_ERR_FORMAT, "key '%s': %lld is out of range [%" PRIu32 ", %" PRIu32 "]", key, (long long) v, lo, hi);
         }
         *out = (uint32_t) v;
         return TERN_OK;
@@ -72,7 +73,7 @@ tern_status hparams_load(const gguf_file * f, const char * arch, uint32_t n_voca
     TERN_TRY(r.u32("attention.head_count", &h->n_head));
     TERN_TRY(r.u32_in("attention.head_count_kv", false, h->n_head, 1, h->n_head, &h->n_head_kv));
     if (h->n_head % h->n_head_kv != 0) {
-        return tern_fail(TERN_ERR_FORMAT, "%s.attention.head_count %u is not a multiple of head_count_kv %u",
+        return tern_fail(TERN_ERR_FORMAT, "%s.attention.head_count %" PRIu32 " is not a multiple of head_count_kv %" PRIu32,
                          arch, h->n_head, h->n_head_kv);
     }
     const uint32_t head_default = h->n_embd / h->n_head;
@@ -80,12 +81,12 @@ tern_status hparams_load(const gguf_file * f, const char * arch, uint32_t n_voca
     TERN_TRY(r.u32_in("attention.value_length", head_default == 0, head_default, 1, h->n_embd, &h->n_embd_head_v));
     TERN_TRY(r.u32_in("rope.dimension_count", false, h->n_embd_head_k, 2, h->n_embd_head_k, &h->n_rot));
     if (h->n_rot % 2 != 0) {
-        return tern_fail(TERN_ERR_FORMAT, "key '%s.rope.dimension_count': %u is odd (RoPE rotates pairs)", arch,
+        return tern_fail(TERN_ERR_FORMAT, "key '%s.rope.dimension_count': %" PRIu32 " is odd (RoPE rotates pairs)", arch,
                          h->n_rot);
     }
     // Per-layer widths must fit the graph's int32 shapes.
     if ((uint64_t) h->n_embd_head_k * h->n_head > kMaxCount || (uint64_t) h->n_embd_head_v * h->n_head > kMaxCount) {
-        return tern_fail(TERN_ERR_FORMAT, "%s: head size x head_count overflows (%u x %u)", arch, h->n_embd_head_k,
+        return tern_fail(TERN_ERR_FORMAT, "%s: head size x head_count overflows (%" PRIu32 " x %" PRIu32 ")", arch, h->n_embd_head_k,
                          h->n_head);
     }
     // Finite and positive: NaN, zero or negative values give NaN logits.

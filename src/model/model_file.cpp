@@ -2,6 +2,7 @@
 // splits, progress, check_tensors).
 #include "model/model_file.h"
 
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -66,7 +67,7 @@ void plan_init(split_plan * plan, const char * path) {
 
 void part_path(const split_plan * plan, int32_t i, char * buf, size_t size) {
     if (i == 0 || plan->n <= 1) snprintf(buf, size, "%s", plan->first);
-    else snprintf(buf, size, "%.*s-%05d-of-%05d.gguf", (int) plan->prefix_len, plan->first, i + 1, plan->n);
+    else snprintf(buf, size, "%.*s-%05d-of-%05d.gguf", (int) plan->prefix_len, plan->first, (int) (i + 1), (int) plan->n);
 }
 
 // ---- header measuring ----------------------------------------------------------
@@ -412,7 +413,7 @@ tern_status merge_tensors(model_files * m, const char * what) {
     tern_status s = TERN_OK;
     for (int64_t i = 1; i < m->n_tensors && s == TERN_OK; i++) {
         if (strcmp(t[idx[i - 1]].name, t[idx[i]].name) == 0) {
-            s = tern_fail(TERN_ERR_FORMAT, "%s: tensor '%s': in parts %d and %d", what, t[idx[i]].name,
+            s = tern_fail(TERN_ERR_FORMAT, "%s: tensor '%s': in parts %" PRId32 " and %" PRId32, what, t[idx[i]].name,
                           t[idx[i - 1]].split + 1, t[idx[i]].split + 1);
         }
     }
@@ -434,13 +435,13 @@ tern_status check_alignment(const model_files * m, const char * what) {
         if ((f.data_offset + t.offset) % align != 0) {
             return tern_fail(TERN_ERR_FORMAT,
                              "%s: tensor '%s': data at file offset %llu is not aligned to the %zu bytes type %s "
-                             "needs (general.alignment %u)",
+                             "needs (general.alignment %" PRIu32 ")",
                              what, t.name, (unsigned long long) (f.data_offset + t.offset), align,
                              tern_type_name(t.type), f.alignment);
         }
         return tern_fail(TERN_ERR_INVALID_ARG,
                          "%s: tensor '%s' lands at a misaligned address: the model's memory must start at a "
-                         "multiple of %u bytes (general.alignment)", what, t.name, f.alignment);
+                         "multiple of %" PRIu32 " bytes (general.alignment)", what, t.name, f.alignment);
     }
     return TERN_OK;
 }
@@ -474,7 +475,7 @@ tern_status table_bytes(const model_files * m, const open_state * st, const tern
         uint64_t total = 0;
         for (int32_t s = 0; s < m->n_splits; s++) total += measured_tensor_count(&st->spans[s]);
         if (st->keys0.tensors >= 0 && (uint64_t) st->keys0.tensors != total) {
-            return tern_fail(TERN_ERR_FORMAT, "%s: key 'split.tensors.count' is %lld but the %d parts hold %llu tensors",
+            return tern_fail(TERN_ERR_FORMAT, "%s: key 'split.tensors.count' is %lld but the %" PRId32 " parts hold %llu tensors",
                              what, (long long) st->keys0.tensors, m->n_splits, (unsigned long long) total);
         }
     }
@@ -568,7 +569,7 @@ tern_status open_path(const char * path, const tern_model_params * p, const mode
                          path, (long long) count, (long long) count);
     }
     if (count != st->plan.named_count) {
-        return tern_fail(TERN_ERR_FORMAT, "%s: key 'split.count' is %lld but the file name says %d parts", path,
+        return tern_fail(TERN_ERR_FORMAT, "%s: key 'split.count' is %lld but the file name says %" PRId32 " parts", path,
                          (long long) count, st->plan.named_count);
     }
     if (count > MODEL_FILES_MAX_SPLITS) {
@@ -580,14 +581,14 @@ tern_status open_path(const char * path, const tern_model_params * p, const mode
     for (int32_t s = 1; s < st->plan.n; s++) {
         part_path(&st->plan, s, part, sizeof(st->path));
         if (!port_file_exists(part)) {
-            return tern_fail(TERN_ERR_IO, "%s: part %d of %d of the split model is missing", part, s + 1, st->plan.n);
+            return tern_fail(TERN_ERR_IO, "%s: part %" PRId32 " of %" PRId32 " of the split model is missing", part, s + 1, st->plan.n);
         }
         TERN_TRY(open_part(part, use_mmap, p, m, &m->sources[s], &st->spans[s]));
         m->n_splits = s + 1;
         split_keys keys;
         TERN_TRY(measure_part(part, m->sources[s].buffer, &st->spans[s], NULL, &keys, &st->index_bytes[s]));
         if (keys.no != s || keys.count != count) {
-            return tern_fail(TERN_ERR_FORMAT, "%s: keys 'split.no' / 'split.count' are %lld / %lld, expected %d / %lld",
+            return tern_fail(TERN_ERR_FORMAT, "%s: keys 'split.no' / 'split.count' are %lld / %lld, expected %" PRId32 " / %lld",
                              part, (long long) keys.no, (long long) keys.count, s, (long long) count);
         }
     }

@@ -59,7 +59,7 @@ tern_status each_matmul_weight(tern_model * m, const tern_kernel_set * ks, F && 
 
 size_t model_repack_group_bytes(tern_type type, int32_t n_dims, const int64_t * ne) {
     const tern_kernel_set * ks = tern_kernels();
-    if ((int) type < 0 || (int) type >= TERN_TYPE_COUNT) return 0;
+    if ((unsigned) type >= (unsigned) TERN_TYPE_COUNT) return 0;
     if (n_dims != 2 || ks->repack_rows[type] <= 0 || !ks->repack[type] || !ks->gemm_repacked[type] ||
         ne[1] < ks->repack_rows[type]) {
         return 0;

@@ -5,6 +5,7 @@
 #include "core/status.h"
 #include "tensor/types.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -89,7 +90,7 @@ tern_status model_bind_weights(tern_model * m) {
         if (il + 1 > n_layers_present) n_layers_present = il + 1;
     }
     if (n_layers_present != (int64_t) h->n_layer) {
-        return tern_fail(TERN_ERR_FORMAT, "key '%s.block_count' is %u but the tensors hold %lld layers (blk.0 .. blk.%lld)",
+        return tern_fail(TERN_ERR_FORMAT, "key '%s.block_count' is %" PRIu32 " but the tensors hold %lld layers (blk.0 .. blk.%lld)",
                          m->arch_name, h->n_layer, (long long) n_layers_present, (long long) n_layers_present - 1);
     }
     m->w.layers = (model_layer *) arena_calloc(&m->files.arena, sizeof(model_layer) * h->n_layer, TERN_MEM_MODEL_TABLES);

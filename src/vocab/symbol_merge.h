@@ -51,7 +51,7 @@ void symbol_merge(const char * text, int32_t len, merge_symbol * sym, merge_bigr
 
     int32_t n_sym = 0;
     for (int32_t off = 0; off < len;) {
-        int32_t n = std::min(unicode_len_utf8((uint8_t) text[off]), len - off);
+        int32_t n = std::min<int32_t>(unicode_len_utf8((uint8_t) text[off]), len - off);
         sym[n_sym] = {n_sym - 1, off + n == len ? -1 : n_sym + 1, off, n};
         off += n;
         n_sym++;

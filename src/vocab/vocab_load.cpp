@@ -8,6 +8,7 @@
 //   token_index  [cap(n_tokens)] i32    open addressing, FNV-1a of the text
 //   merge_index  [cap(n_merges)] i32    (BPE only; absent when there are no merges)
 //   special      [n_typed_special + VOCAB_AUTO_SPECIAL_MAX] i32
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -384,8 +385,8 @@ static tern_status read_special_ids(const gguf_file * f, tern_vocab * v) {
             if (value == 0xFFFFFFFFu) {
                 TERN_LOGI("%s: none (0xFFFFFFFF)\n", k_ids[i].key);
             } else {
-                TERN_LOGW("%s: token id %u outside the vocabulary of %d tokens, ignored\n", k_ids[i].key, value,
-                          v->n_tokens);
+                TERN_LOGW("%s: token id %" PRIu32 " outside the vocabulary of %" PRId32 " tokens, ignored\n", k_ids[i].key,
+                          value, v->n_tokens);
             }
             continue;
         }

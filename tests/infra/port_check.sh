@@ -39,12 +39,12 @@ if [ ! -f "$lib" ] || [ "$("$AR" t "$lib" 2>/dev/null | wc -l)" -eq 0 ]; then
     exit 1
 fi
 
-# Members built from the port folder: <name>.cpp.o (CMake) or <name>.o.
+# Members built from the port folder: <name>.cpp.o / .cpp.obj (CMake) or <name>.o.
 : > "$tmp/port_members"
 for f in "$port_dir"/*.cpp "$port_dir"/*.c; do
     [ -f "$f" ] || continue
     b=$(basename "$f"); b=${b%.*}
-    printf '%s\n' "$b.cpp.o" "$b.c.o" "$b.o" >> "$tmp/port_members"
+    printf '%s\n' "$b.cpp.o" "$b.c.o" "$b.o" "$b.cpp.obj" "$b.c.obj" "$b.obj" >> "$tmp/port_members"
 done
 "$AR" t "$lib" | sort > "$tmp/members"
 grep -Fxf "$tmp/port_members" "$tmp/members" > "$tmp/port_in_lib" || true
