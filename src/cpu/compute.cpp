@@ -61,7 +61,7 @@ struct graph_job {
     // Chunk counters: the k-th computing node uses chunk[k % 2]. Worker 0 zeroes
     // the other one while node k runs; nobody touches it then (node k - 1 is
     // behind a barrier, node k + 1 has not started), so node k + 1 finds it zeroed.
-    std::atomic<int64_t> chunk[2];
+    std::atomic<intptr_t> chunk[2];
 };
 } // namespace
 

@@ -168,7 +168,8 @@ tern_status tern_threadpool_init_in(void * mem, const tern_threadpool_params * p
     p += arena_padded(port_cond_size());
     port_mutex_init(pool->mutex);
     port_cond_init(pool->cond);
-    const int n_cpu = port_cpu_count();
+    // Asked only when there are threads to pin (it may read /sys on Linux).
+    const int n_cpu = n > 1 && params->pin_threads ? port_cpu_count() : 1;
     for (int32_t i = 1; i < n; i++) {
         pool->workers[i].thread = (port_thread *) p;
         p += arena_padded(port_thread_size());

@@ -287,18 +287,20 @@ bool tensor_finite(const model_file_tensor * t) {
 // Workers take tensors from a shared counter; worker 0 (the caller) reports progress.
 struct check_job {
     const model_files *  m;
-    std::atomic<int64_t> next;
-    std::atomic<int64_t> done;
-    std::atomic<int64_t> bad;     // lowest bad tensor index found, n_tensors when none
+    // Pointer-sized counters: lock-free on every target (Cortex-M has no 64-bit
+    // atomics); a tensor count fits the address space that holds its table.
+    std::atomic<intptr_t> next;
+    std::atomic<intptr_t> done;
+    std::atomic<intptr_t> bad;     // lowest bad tensor index found, n_tensors when none
     std::atomic<int>     stop;
 };
 
 // Checks the next tensor; false when none are left or the job stopped.
 bool check_next(check_job * job) {
-    int64_t i = job->next.fetch_add(1);
+    intptr_t i = job->next.fetch_add(1);
     if (i >= job->m->n_tensors || job->stop.load()) return false;
     if (!tensor_finite(&job->m->tensors[i])) {
-        int64_t cur = job->bad.load();
+        intptr_t cur = job->bad.load();
         while (i < cur && !job->bad.compare_exchange_weak(cur, i)) {}
         job->stop.store(1);
     }
@@ -345,7 +347,7 @@ tern_status check_tensors(model_files * m, const char * what, int n_threads, pro
     job.m = m;
     job.next.store(0);
     job.done.store(0);
-    job.bad.store(m->n_tensors);
+    job.bad.store((intptr_t) m->n_tensors);
     job.stop.store(0);
     size_t mark = arena_temp_mark(&m->arena);
     check_crew crew;

@@ -84,7 +84,7 @@ void tern_op_mul_mat(const tern_op_ctx * c, tern_tensor * dst) {
     const size_t w_stride = w->nb[1];
     float * out = (float *) dst->data;  // contiguous: (n, m) at m * N + n
     for (;;) {
-        const int64_t chunk = c->chunk->fetch_add(1, std::memory_order_relaxed);
+        const int64_t chunk = (int64_t) c->chunk->fetch_add(1, std::memory_order_relaxed);
         if (chunk >= n_chunks) break;
         // Consecutive chunks share their weight rows (m varies fastest).
         int64_t n0 = (chunk / n_chunks_m) * cn;

@@ -22,7 +22,9 @@ struct tern_op_ctx {
     size_t            work_size;
     tern_threadpool * pool;       // for ops with phases (mul_mat): tern_threadpool_barrier(pool)
     // Work chunks claimed by fetch_add (mul_mat): zero when the node starts, for this node alone.
-    std::atomic<int64_t> * chunk;
+    // Pointer-sized: lock-free on every target (Cortex-M has no 64-bit atomics), and a
+    // chunk count never passes the floats the output holds, which fit the address space.
+    std::atomic<intptr_t> * chunk;
 };
 
 // Rows [*r0, *r1) of n for worker ith of nth: contiguous, balanced, covering n.
