@@ -19,3 +19,13 @@ if(TARGET tern_cli)
   include(${PROJECT_SOURCE_DIR}/toolchain/emulator.cmake)
   tern_emulated_bin_dir(test_chat_cli tern_cli)  # cross builds: `tern` runs under qemu
 endif()
+
+# The firmware example against the CLI: the same story from the same model.
+if(TARGET tern_firmware AND TARGET tern_cli)
+  include(${PROJECT_SOURCE_DIR}/toolchain/emulator.cmake)
+  tern_emulated(tern_firmware fw_path)
+  tern_emulated(tern_cli cli_path)
+  add_test(NAME firmware_example
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/infra/firmware_test.sh ${fw_path} ${cli_path}
+                   ${TERN_FIRMWARE_MODEL})
+endif()

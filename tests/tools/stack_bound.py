@@ -10,7 +10,7 @@ largest bound of what it calls:
     library has none, and a cycle would make the bound infinite);
   - a C library function (vsnprintf, memcpy, expf, ...): LIBC_ALLOWANCE bytes;
   - an indirect call: the largest bound among the functions that call site
-    can reach, by the file it is in (INDIRECT_FAMILIES: the threadpool and
+    can reach, by the file it is in (and the calling function) (INDIRECT_FAMILIES: the threadpool and
     executor call graph-node jobs and ops, ops call kernel pointers, the
     repacker calls repack kernels, the loader calls GGUF visitors and loader
     entry points, the pre-tokenizer calls its scanners, std::sort calls its
@@ -39,10 +39,19 @@ INDIRECT_FAMILIES = [
     (r"/src/model/model_file\.cpp",                               # sizer hooks (and the user's progress callback)
      r"\d(model_sizer_visit|model_sizer_tensor|model_sizer_extra|vocab_sizer_visit)[EP]"),
     (r"/src/api\.cpp", r"\d(open_path|open_blob)E"),
-    (r"/src/vocab/pretokenize\.cpp", r"/src/vocab/pretokenize\.cpp.*(scan|match|cpt|is_)"),
+    # the pre-tokenizer, by calling function: pretokenize() calls scanners, the
+    # split helpers call code-point classes or matchers
+    (r"/src/vocab/pretokenize\.cpp:\S+ \S*11pretokenize", r"\d+scan_[a-z0-9_]+PK[jm][il][il]Ph$"),
+    (r"/src/vocab/pretokenize\.cpp:\S+ \S*(split_runs|split_singles|match_prefixed_run)",
+     r"pretokenize\.cpp.*_ZL\d+[a-z0-9_]+[jm]$"),
+    (r"/src/vocab/pretokenize\.cpp:\S+ \S*split_matches", r"\d+match_[a-z0-9_]+PK[jm][il][il]$"),
     (r"/bits/predefined_ops\.h|/bits/stl_", r"_EUl"),
+    (r"/src/tensor/quants_k", r"/src/tensor/quants_k.*\d+decode_q\d_K"),  # K-quant superblock decoders
     (r"/src/core/log\.cpp", None),            # the user's log callback
 ]
+# A function that itself makes an indirect call of a family is never a target
+# of that family (wrappers such as vec.h's inline kernel calls, the
+# pre-tokenizer's split helpers): pointers reach the leaves.
 
 node_re = re.compile(r'^node: \{ title: "([^"]+)" label: "((?:[^"\\]|\\.)*)"(.*)\}$')
 edge_re = re.compile(r'^edge: \{ sourcename: "([^"]+)" targetname: "([^"]+)"')
@@ -69,7 +78,7 @@ def load(paths):
                     if target == "__indirect_call":
                         lm = re.search(r'label: "([^"]*)"', line)
                         site = lm.group(1) if lm else ""   # file:line:column
-                        target = "__indirect_call@" + site
+                        target = "__indirect_call@" + site + " " + m.group(1)  # site and caller
                     edges.setdefault(m.group(1), set()).add(target)
     return frames, where, kind, edges
 
@@ -105,8 +114,14 @@ def main(argv):
                 return k
         return -1
 
+    callers = {}  # family index -> functions with an indirect call site of that family
+    for f in frames:
+        for g in edges.get(f, ()):
+            if g.startswith("__indirect_call@"):
+                callers.setdefault(family_of(g[len("__indirect_call@"):]), set()).add(f)
     for k, (_, target_re) in enumerate(families):
-        members[k] = [f for f in frames if target_re and target_re.search(where[f] + " " + f)]
+        members[k] = [f for f in frames if target_re and target_re.search(where[f] + " " + f)
+                      and f not in callers.get(k, ())]
 
     memo, chain, on_path = {}, {}, set()
 
