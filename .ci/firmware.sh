@@ -41,6 +41,12 @@ build() {   # build <folder> <cmake args...>: configure and build, warnings coun
   if grep -q "warning:" "$tmp/build.log"; then
     grep "warning:" "$tmp/build.log"; echo "firmware: $b builds with warnings"; exit 1
   fi
+  # Static, like a firmware image: no program interpreter (the .elf of a bare-metal build has none either).
+  local exe=$b/bin/tern-firmware
+  [ -f "$exe" ] || exe=$exe.elf
+  if [ -n "$(readelf -lW "$exe" | grep "program interpreter" || true)" ]; then
+    echo "firmware: $exe is dynamically linked (expected -static)"; exit 1
+  fi
 }
 
 echo "=== firmware: x86-64, static"
@@ -61,6 +67,8 @@ build b-fw-arm64 --toolchain toolchain/aarch64-linux-gnu.cmake
 qemu-aarch64 -cpu max ./b-fw-arm64/bin/tern-firmware > "$tmp/arm64.txt"
 cmp "$tmp/x86_64.txt" "$tmp/arm64.txt" || { echo "firmware: aarch64 output differs"; exit 1; }
 echo "aarch64 output = x86-64 output ($(wc -c < "$tmp/arm64.txt") bytes)"
+size b-fw-x86_64/bin/tern-firmware
+aarch64-linux-gnu-size b-fw-arm64/bin/tern-firmware
 
 echo "=== firmware: Cortex-M (arm-none-eabi, freestanding port)"
 for core in m7 m4 m55; do
