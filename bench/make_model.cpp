@@ -40,6 +40,9 @@
 #include "tensor/types.h"
 #include "tern.h"
 
+// Tern's internals live in namespace tern.
+using namespace tern;
+
 namespace {
 
 struct model_shape {

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include "tern.h"
 
+namespace tern {
+
 // ---- memory: the one place memory is obtained (an arena's buffer) --------
 void * port_alloc(size_t bytes);   // NULL on failure
 void   port_free(void * p);
@@ -92,3 +94,5 @@ static inline void port_cpu_relax(void) {
     __asm__ __volatile__("yield");
 #endif
 }
+
+}  // namespace tern

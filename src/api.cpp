@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
+namespace tern {
+
 extern "C" tern_model_params tern_model_default_params(void) {
     tern_model_params p;
     memset(&p, 0, sizeof(p));
@@ -217,3 +219,5 @@ extern "C" void tern_model_free(tern_model * model) {
     // arena last and touches nothing after it.
     model_files_close(&model->files);
 }
+
+}  // namespace tern

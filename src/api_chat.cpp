@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+namespace tern {
+
 extern "C" int32_t tern_chat_apply_template(const char * tmpl, const tern_chat_message * msgs, size_t n_msgs,
                                             int add_assistant, char * buf, int32_t length) {
     if (!tmpl) tmpl = "chatml";  // as llama_chat_apply_template
@@ -44,3 +46,5 @@ extern "C" int32_t tern_model_chat_template(const tern_model * m, char * buf, si
     }
     return s.len > (uint64_t) INT32_MAX ? INT32_MAX : (int32_t) s.len;
 }
+
+}  // namespace tern

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+namespace tern {
+
 extern "C" const char * tern_type_name(tern_type type) {
     const tern_type_traits * t = tern_type_traits_get(type);
     return t ? t->name : NULL;
@@ -111,3 +113,5 @@ extern "C" tern_status tern_model_tensor_info(const tern_model * m, int32_t i, t
     out->split = t->split;
     return TERN_OK;
 }
+
+}  // namespace tern

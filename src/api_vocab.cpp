@@ -8,6 +8,8 @@
 #include <inttypes.h>
 #include <limits.h>
 
+namespace tern {
+
 extern "C" tern_vocab_type tern_vocab_type_of(const tern_model * m) { return m ? vocab_type(&m->vocab) : TERN_VOCAB_NONE; }
 extern "C" const char * tern_vocab_model_name(const tern_model * m) { return m ? vocab_model_name(&m->vocab) : ""; }
 extern "C" const char * tern_vocab_pre_name(const tern_model * m) { return m ? vocab_pre_name(&m->vocab) : ""; }
@@ -69,3 +71,5 @@ extern "C" int32_t tern_token_to_piece(const tern_model * m, tern_token t, char 
     }
     return vocab_token_to_piece(&m->vocab, t, buf, buf_size, special != 0);
 }
+
+}  // namespace tern

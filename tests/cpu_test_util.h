@@ -11,6 +11,9 @@
 #include "graph/graph.h"
 #include "graph/planner.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 struct test_graph {
     std::vector<uint8_t> mem;
     tern_arena arena;

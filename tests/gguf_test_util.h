@@ -15,6 +15,9 @@
 #include "core/status.h"
 #include "model/model_file.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 static inline std::vector<uint8_t> read_bytes(const std::string & path) {
     std::vector<uint8_t> out;
     FILE * f = fopen(path.c_str(), "rb");

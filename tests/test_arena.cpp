@@ -7,6 +7,9 @@
 #include "core/arena.h"
 #include "core/status.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 int main(void) {
     std::vector<unsigned char> buf(4096 + 7);
     tern_arena a;

@@ -19,6 +19,9 @@
 #include "gguf/writer.h"
 #include "model/model.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 // The conversation of llama.cpp's test.
 static const tern_chat_message k_conv[] = {
     {"system", "You are a helpful assistant"},

@@ -6,6 +6,9 @@
 #include "gguf/writer.h"
 #include "gguf_test_util.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 namespace {
 
 struct recorder {

@@ -6,6 +6,9 @@
 #include "gguf_test_util.h"
 #include "tensor/types.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 namespace {
 
 struct parsed {

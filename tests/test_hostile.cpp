@@ -17,6 +17,9 @@
 #include "tensor/types.h"
 #include "tern.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 namespace {
 
 std::string g_models;

@@ -20,6 +20,9 @@
 #include "tensor/blocks.h"
 #include "tern.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 namespace {
 
 std::mt19937 g_rng(1234);

@@ -4,6 +4,9 @@
 #include "cpu_test_util.h"
 #include "tensor/types.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 static std::mt19937 g_rng(99);
 
 // Tolerance relative to sum |w x|: the activations are rounded to the dot type.

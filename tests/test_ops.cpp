@@ -7,6 +7,9 @@
 #include "cpu/kernels/vec.h"
 #include "tensor/types.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 static std::mt19937 g_rng(1234);
 static tern_threadpool * g_pools[4];
 static const int32_t g_threads[4] = { 1, 2, 3, 8 };

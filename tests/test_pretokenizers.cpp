@@ -16,6 +16,9 @@
 #include "vocab/pretokenize.h"
 #include "vocab/unicode.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 // Byte lengths (of the re-encoded codepoints, as llama.cpp counts them) of Tern's pieces.
 static std::vector<int> piece_lengths(const tern_vocab * v, const std::string & text) {
     std::vector<uint32_t> cpts;

@@ -10,6 +10,9 @@
 #include "check.h"
 #include "tensor/quants_k.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 namespace {
 
 struct kformat {

@@ -19,6 +19,9 @@
 #include "gguf/gguf.h"
 #include "tensor/quants_k.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 namespace {
 
 struct kformat {

@@ -8,6 +8,9 @@
 #include "tensor/quants.h"
 #include "tensor/types.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 namespace {
 
 float half_err(float v) { return fmaxf(fabsf(v) * (1.0f / 2048.0f), ldexpf(1, -25)); }

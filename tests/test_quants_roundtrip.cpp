@@ -7,6 +7,9 @@
 #include "tensor/quants.h"
 #include "tensor/types.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 namespace {
 
 const float HALF_EPS = 1.0f / 2048.0f;  // relative rounding of a value stored as fp16 (2^-11)

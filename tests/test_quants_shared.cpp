@@ -15,6 +15,9 @@
 #include "gguf/gguf.h"
 #include "tensor/types.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 namespace {
 
 struct model_file {

@@ -10,6 +10,9 @@
 #include "check.h"
 #include "sample/sampler.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 static tern_sampler_params greedy_params() {
     tern_sampler_params p = tern_sampler_default_params();
     p.temp = 0.0f;

@@ -7,6 +7,9 @@
 #include "vocab/pretokenize.h"
 #include "vocab/unicode.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 static std::vector<std::string> split(vocab_pre pre, const std::string & text) {
     std::vector<uint32_t> cpts;
     for (size_t pos = 0; pos < text.size();) cpts.push_back(unicode_decode((const uint8_t *) text.data(), text.size(), &pos));

@@ -10,6 +10,9 @@
 #include "gguf/writer.h"
 #include "test_vocab_util.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 static std::string g_dir;
 
 static bool load(test_vocab * t, const char * name) {

@@ -11,6 +11,9 @@
 #include "gguf/gguf.h"
 #include "vocab/vocab.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 struct test_vocab {
     std::vector<uint8_t> bytes;
     std::vector<uint8_t> buffer;

@@ -10,6 +10,8 @@
 #include "tern_port.h"
 #include "core/status.h"
 
+namespace tern {
+
 // ---- hooks: weak defaults ------------------------------------------------------
 extern "C" __attribute__((weak)) int64_t tern_port_time_us(void) { return 0; }
 extern "C" __attribute__((weak)) void tern_port_log(int level, const char * line) {
@@ -90,3 +92,5 @@ void port_cond_wait(port_cond *, port_mutex *) {}
 void port_cond_broadcast(port_cond *) {}
 int port_cpu_count(void) { return 1; }
 void port_thread_yield(void) {}
+
+}  // namespace tern

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+namespace tern {
+
 void * port_alloc(size_t bytes) { return bytes ? malloc(bytes) : NULL; }
 void port_free(void * p) { free(p); }
 
@@ -12,3 +14,5 @@ int64_t port_time_us(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
+
+}  // namespace tern

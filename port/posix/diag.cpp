@@ -8,6 +8,8 @@
 #include <sys/auxv.h>
 #endif
 
+namespace tern {
+
 // Constant-initialised thread_local POD: no static constructor, no TLS init call.
 static thread_local char g_error[PORT_ERROR_BYTES];
 
@@ -27,3 +29,5 @@ uint64_t port_cpu_hwcap(void) {
     return 0;
 #endif
 }
+
+}  // namespace tern

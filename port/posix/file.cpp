@@ -11,6 +11,8 @@
 
 #include "core/status.h"
 
+namespace tern {
+
 namespace {
 
 tern_status io_fail(const char * path, const char * op) {
@@ -160,3 +162,5 @@ void port_file_abandon(port_file_writer * w) {
     w->fd = -1;
     if (w->path && w->path[0]) unlink(w->path);
 }
+
+}  // namespace tern

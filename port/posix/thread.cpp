@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+namespace tern {
+
 struct port_thread { pthread_t handle; };
 struct port_mutex { pthread_mutex_t m; };
 struct port_cond { pthread_cond_t c; };
@@ -52,3 +54,5 @@ int port_cpu_count(void) {
 }
 
 void port_thread_yield(void) { sched_yield(); }
+
+}  // namespace tern

@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+namespace tern {
+
 namespace {
 
 // A byte range (not NUL-terminated).
@@ -509,3 +511,5 @@ tern_status chat_tmpl_apply(chat_tmpl t, const tern_chat_message * msgs, size_t 
     }
     return TERN_OK;
 }
+
+}  // namespace tern

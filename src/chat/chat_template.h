@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include "tern.h"
 
+namespace tern {
+
 // The built-in templates, in the byte order of their names (the order
 // tern_chat_builtin_templates lists them, like llama_chat_builtin_templates).
 enum chat_tmpl {
@@ -74,3 +76,5 @@ struct chat_writer {
 // TERN_ERR_UNSUPPORTED for an unknown t. Sets tern_last_error on failure.
 tern_status chat_tmpl_apply(chat_tmpl t, const tern_chat_message * msgs, size_t n, bool add_assistant,
                             chat_writer * w);
+
+}  // namespace tern

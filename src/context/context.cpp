@@ -8,6 +8,8 @@
 #include <inttypes.h>
 #include <string.h>
 
+namespace tern {
+
 extern "C" tern_context_params tern_context_default_params(void) {
     tern_context_params p;
     memset(&p, 0, sizeof(p));
@@ -270,3 +272,5 @@ extern "C" void tern_context_mem_audit(const tern_context * ctx, tern_mem_audit 
     out->graph = a->by_category[TERN_MEM_GRAPH];
     out->other = a->by_category[TERN_MEM_OTHER];
 }
+
+}  // namespace tern

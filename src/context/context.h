@@ -23,6 +23,12 @@
 #include "model/forward_shift.h"
 #include "model/model.h"
 
+namespace tern {
+
+}  // namespace tern
+
+// The public type (tern.h) is global; its members are Tern's own types.
+using namespace tern;
 struct tern_context {
     const tern_model *  model;
     tern_context_params params;
@@ -66,6 +72,8 @@ struct tern_context {
     int32_t *           changed_cells;  // [n_ctx] cells taken by the decode in progress (rolled back on abort)
 };
 
+namespace tern {
+
 // Exclusive entry into a context's mutating calls (false: another thread is inside).
 static inline bool context_enter(tern_context * ctx) {
     int32_t expected = 0;
@@ -83,3 +91,5 @@ tern_status context_kv_update(tern_context * ctx);
 // no memory of its own.
 size_t context_sizing_scratch_size(uint32_t n_layer);
 tern_status context_resolve_params(const tern_model * m, const tern_context_params * in, tern_context_params * out);
+
+}  // namespace tern

@@ -9,6 +9,8 @@
 #include <math.h>
 #include <string.h>
 
+namespace tern {
+
 // Batch storage: token, pos, n_seq_id, logits arrays of n_tokens, the
 // seq_id pointer array, then n_tokens rows of n_seq_max ids; each part
 // 8-byte aligned.
@@ -335,3 +337,5 @@ extern "C" float * tern_get_logits_ith(tern_context * ctx, int32_t i) {
     }
     return ctx->logits + (size_t) row * ctx->model->hp.n_vocab;
 }
+
+}  // namespace tern

@@ -8,6 +8,8 @@
 #include <inttypes.h>
 #include <string.h>
 
+namespace tern {
+
 namespace {
 
 bool seq_ok(const tern_context * ctx, tern_seq_id seq, const char * what) {
@@ -142,3 +144,5 @@ extern "C" int32_t tern_kv_cache_used_cells(const tern_context * ctx) { return c
 extern "C" float tern_kv_cache_fragmentation(const tern_context * ctx) {
     return ctx ? kv_cache_fragmentation(&ctx->kv) : 0.0f;
 }
+
+}  // namespace tern

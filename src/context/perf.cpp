@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
+namespace tern {
+
 static int32_t saturate(int64_t n) { return n > INT32_MAX ? INT32_MAX : (int32_t) n; }
 
 extern "C" void tern_perf_context(const tern_context * ctx, tern_perf_data * out) {
@@ -27,3 +29,5 @@ extern "C" void tern_perf_context_reset(tern_context * ctx) {
     ctx->n_p_eval = 0;
     ctx->n_eval = 0;
 }
+
+}  // namespace tern

@@ -30,6 +30,8 @@
 #include <inttypes.h>
 #include <string.h>
 
+namespace tern {
+
 namespace {
 
 const uint32_t kMagic = 0x534E5254u;  // "TRNS"
@@ -512,3 +514,5 @@ extern "C" tern_status tern_state_seq_load_file(tern_context * ctx, const char *
     if (!seq_ok(ctx, dest)) return TERN_ERR_INVALID_ARG;
     return load_file(ctx, KIND_SEQ, dest, path, tokens, capacity, n_tokens);
 }
+
+}  // namespace tern

@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+namespace tern {
+
 bool arena_init(tern_arena * a, void * buffer, size_t size) {
     memset(a, 0, sizeof(*a));
     uintptr_t p = (uintptr_t) buffer;
@@ -50,3 +52,5 @@ void * arena_alloc_temp(tern_arena * a, size_t bytes) {
 void arena_temp_release(tern_arena * a, size_t mark) {
     if (mark <= a->tail) a->tail = mark;
 }
+
+}  // namespace tern

@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+namespace tern {
+
 #define TERN_ARENA_ALIGN 64
 
 enum tern_mem_category {
@@ -78,3 +80,5 @@ void arena_temp_release(tern_arena * a, size_t mark);
 // Most bytes ever in use at once (persistent + temp).
 static inline size_t arena_used(const tern_arena * a) { return a->high_water; }
 static inline size_t arena_free(const tern_arena * a) { return a->size - a->head - a->tail; }
+
+}  // namespace tern

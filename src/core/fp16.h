@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
+namespace tern {
+
 typedef uint16_t tern_fp16;
 typedef uint16_t tern_bf16;
 
@@ -55,3 +57,5 @@ static inline tern_bf16 tern_fp32_to_bf16(float f) {
     if ((x & 0x7fffffffu) > 0x7f800000u) return (tern_bf16) ((x >> 16) | 64);  // quiet nan
     return (tern_bf16) ((x + (0x7fff + ((x >> 16) & 1))) >> 16);
 }
+
+}  // namespace tern

@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stdio.h>   // vsnprintf only: the sink is the port's
 
+namespace tern {
+
 static tern_log_callback g_log_callback = NULL;
 static void * g_log_user_data = NULL;
 
@@ -24,3 +26,5 @@ void tern_log_write(tern_log_level level, const char * fmt, ...) {
         port_log_line((int) level, line);
     }
 }
+
+}  // namespace tern

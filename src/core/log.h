@@ -2,6 +2,8 @@
 #pragma once
 #include "tern.h"
 
+namespace tern {
+
 void tern_log_write(tern_log_level level, const char * fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -13,3 +15,5 @@ void tern_log_write(tern_log_level level, const char * fmt, ...)
 #define TERN_LOGW(...) TERN_LOG_AT(TERN_LOG_WARN, __VA_ARGS__)
 #define TERN_LOGI(...) TERN_LOG_AT(TERN_LOG_INFO, __VA_ARGS__)
 #define TERN_LOGD(...) TERN_LOG_AT(TERN_LOG_DEBUG, __VA_ARGS__)
+
+}  // namespace tern

@@ -9,8 +9,12 @@
 
 #include <algorithm>
 
+namespace tern {
+
 template <typename T, typename Less>
 void tern_heap_sort(T * first, size_t n, Less less) {
     std::make_heap(first, first + n, less);
     std::sort_heap(first, first + n, less);
 }
+
+}  // namespace tern

@@ -5,6 +5,8 @@
 #include <stdio.h>   // vsnprintf / snprintf only: formatting, no streams
 #include <string.h>
 
+namespace tern {
+
 // The storage is the port's (per thread on POSIX): PORT_ERROR_BYTES bytes.
 static const size_t kErrorBytes = PORT_ERROR_BYTES;
 
@@ -61,3 +63,5 @@ extern "C" const char * tern_status_str(tern_status status) {
     }
     return "unknown status";
 }
+
+}  // namespace tern

@@ -4,6 +4,8 @@
 #include <string.h>
 #include "tern.h"
 
+namespace tern {
+
 // Record a detail line for the current thread and return `status`, so a
 // failing path reads: return tern_fail(TERN_ERR_FORMAT, "%s: bad magic", path);
 tern_status tern_fail(tern_status status, const char * fmt, ...)
@@ -36,3 +38,5 @@ static inline int tern_enum_value(const void * p, size_t size) {
     memcpy(&v, p, sizeof(v));
     return v;
 }
+
+}  // namespace tern

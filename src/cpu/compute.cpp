@@ -7,6 +7,8 @@
 #include <inttypes.h>
 #include <atomic>
 
+namespace tern {
+
 static bool computes(const tern_tensor * node) { return node->op != TERN_OP_NONE && node->op != TERN_OP_VIEW; }
 
 size_t tern_op_work_size(const tern_tensor * node, int32_t n_threads) {
@@ -127,3 +129,5 @@ tern_status tern_graph_compute(const tern_graph * g, tern_threadpool * pool, voi
     if (job.abort_after.load() >= 0) return tern_fail(TERN_ERR_ABORTED, "compute: aborted by the callback");
     return TERN_OK;
 }
+
+}  // namespace tern

@@ -15,7 +15,11 @@
 #include "tern.h"
 #include "graph/graph.h"
 
+namespace tern {
+
 // Largest node scratch of g for n_threads workers.
 size_t      tern_graph_work_size(const tern_graph * g, int32_t n_threads);
 tern_status tern_graph_compute(const tern_graph * g, tern_threadpool * pool, void * work, size_t work_size,
                                tern_abort_callback abort_cb, void * abort_data);
+
+}  // namespace tern

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <string.h>
 
+namespace tern {
+
 namespace {
 
 struct pool_worker {
@@ -18,6 +20,10 @@ struct pool_worker {
 
 } // namespace
 
+}  // namespace tern
+
+// The public type (tern.h) is global; its members are Tern's own types.
+using namespace tern;
 struct tern_threadpool {
     alignas(64) std::atomic<int32_t> arrived;      // workers at the current barrier
     alignas(64) std::atomic<int32_t> generation;   // barrier phase, bumped by the last arrival
@@ -35,7 +41,9 @@ struct tern_threadpool {
     void *               owned_mem;                // from port_alloc (tern_threadpool_create) or NULL
 };
 
-tern_threadpool_params tern_threadpool_default_params(int32_t n_threads) {
+namespace tern {
+
+extern "C" tern_threadpool_params tern_threadpool_default_params(int32_t n_threads) {
     tern_threadpool_params p;
     p.n_threads = n_threads;
     p.spin_rounds = 1 << 14;
@@ -186,7 +194,7 @@ tern_status tern_threadpool_init_in(void * mem, const tern_threadpool_params * p
     return TERN_OK;
 }
 
-tern_status tern_threadpool_create(const tern_threadpool_params * params, tern_threadpool ** out_pool) {
+extern "C" tern_status tern_threadpool_create(const tern_threadpool_params * params, tern_threadpool ** out_pool) {
     if (!params || !out_pool) return tern_fail(TERN_ERR_INVALID_ARG, "threadpool: NULL argument");
     if (params->n_threads < 1 || params->n_threads > TERN_MAX_THREADS) {
         return tern_fail(TERN_ERR_INVALID_ARG, "threadpool: n_threads %" PRId32 " not in [1, %d]", params->n_threads, TERN_MAX_THREADS);
@@ -209,10 +217,12 @@ bool tern_threadpool_acquire(tern_threadpool * pool) {
 
 void tern_threadpool_release(tern_threadpool * pool) { pool->in_use.store(0, std::memory_order_release); }
 
-void tern_threadpool_free(tern_threadpool * pool) {
+extern "C" void tern_threadpool_free(tern_threadpool * pool) {
     if (!pool) return;
 #if TERN_WITH_THREADS
     stop_workers(pool, pool->n_threads);
 #endif
     if (pool->owned_mem) port_free(pool->owned_mem);
 }
+
+}  // namespace tern

@@ -29,6 +29,8 @@
 #include <stdint.h>
 #include "tern.h"
 
+namespace tern {
+
 typedef void (*tern_threadpool_fn)(int32_t ith, int32_t nth, void * arg);
 
 size_t      tern_threadpool_mem_size(int32_t n_threads);
@@ -42,3 +44,5 @@ void        tern_threadpool_release(tern_threadpool * pool);
 // Only from inside a running fn, by every worker.
 void        tern_threadpool_barrier(tern_threadpool * pool);
 int32_t     tern_threadpool_n_threads(const tern_threadpool * pool);
+
+}  // namespace tern

@@ -24,6 +24,8 @@
 #include "tern.h"
 #include "core/arena.h"
 
+namespace tern {
+
 #define GGUF_MAX_DIMS 4
 #define GGUF_DEFAULT_ALIGNMENT 32
 
@@ -130,3 +132,5 @@ int32_t gguf_value_to_text(const gguf_kv * kv, char * buf, size_t buf_size);
 const char * gguf_type_name(gguf_value_type t);
 // Bytes of one value of a fixed-size type; 0 for strings and arrays.
 size_t gguf_value_size(gguf_value_type t);
+
+}  // namespace tern

@@ -25,6 +25,8 @@
 #include "core/sort.h"
 #include "tensor/types.h"
 
+namespace tern {
+
 namespace {
 
 // Smallest encodings, used to reject counts the file cannot possibly hold
@@ -651,3 +653,5 @@ size_t gguf_value_size(gguf_value_type t) {
         default: return 0;  // string, array: variable
     }
 }
+
+}  // namespace tern

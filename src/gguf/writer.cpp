@@ -12,6 +12,8 @@
 #include "port.h"
 #include "tensor/types.h"
 
+namespace tern {
+
 namespace {
 
 gguf_str copy_str(tern_arena * a, const char * s, size_t len) {
@@ -245,3 +247,5 @@ tern_status gguf_writer_write(const gguf_writer * w, const char * path) {
     }
     return port_file_finish(&fw);
 }
+
+}  // namespace tern

@@ -17,6 +17,8 @@
 #include "gguf/gguf.h"
 #include "tern.h"
 
+namespace tern {
+
 struct gguf_writer_tensor {
     const char * name;
     tern_type    type;
@@ -70,3 +72,5 @@ tern_status gguf_writer_add_tensor(gguf_writer * w, const char * name, tern_type
 
 // Write the whole file (port_file_*: create, buffered writes, finish; a failed file is removed). TERN_ERR_IO names the path on failure.
 tern_status gguf_writer_write(const gguf_writer * w, const char * path);
+
+}  // namespace tern

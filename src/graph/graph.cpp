@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+namespace tern {
+
 // ---- element layout --------------------------------------------------------
 
 // Values per block and bytes per block of a type (I32 is a graph-only type).
@@ -443,3 +445,5 @@ tern_status tern_graph_expand(tern_graph * g, tern_tensor * out) {
     }
     return TERN_OK;
 }
+
+}  // namespace tern

@@ -23,6 +23,8 @@
 #include "tern.h"
 #include "core/arena.h"
 
+namespace tern {
+
 #define TERN_MAX_SRC 4
 #define TERN_MAX_OP_PARAMS 16   // int32 slots (floats stored by bit pattern)
 
@@ -143,3 +145,5 @@ size_t tern_graph_size(int32_t capacity);
 bool   tern_graph_init(tern_graph * g, tern_arena * arena, int32_t capacity, tern_mem_category cat);
 // Append, depth-first, every not-yet-visited node reachable from `out` (ggml_build_forward_expand).
 tern_status tern_graph_expand(tern_graph * g, tern_tensor * out);
+
+}  // namespace tern

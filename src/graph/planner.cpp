@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <string.h>
 
+namespace tern {
+
 // Owns its bytes and they are not external (weights, KV cache: tg_external).
 static bool is_planned(const tern_tensor * t) { return !t->view_src && !(t->flags & TERN_TENSOR_WEIGHT); }
 
@@ -137,3 +139,4 @@ tern_status tern_graph_plan_apply(const tern_graph_plan * p, tern_graph_builder 
     return TERN_OK;
 }
 
+}  // namespace tern

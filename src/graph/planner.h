@@ -26,6 +26,8 @@
 #include "core/arena.h"
 #include "graph/graph.h"
 
+namespace tern {
+
 struct tern_graph_plan {
     size_t * offsets;          // [n_tensors], by tensor id; unplanned: 0 with sizes[id] == 0
     size_t * sizes;            // [n_tensors] planned bytes (0: not planned)
@@ -46,3 +48,5 @@ tern_status tern_graph_plan_make(const tern_graph * g, const tern_graph_builder 
 // its owner's data + view_offs. gb must have the planned topology (same ids);
 // a tensor larger than planned -> TERN_ERR_INTERNAL.
 tern_status tern_graph_plan_apply(const tern_graph_plan * p, tern_graph_builder * gb, void * activations);
+
+}  // namespace tern

@@ -6,6 +6,8 @@
 #include <math.h>
 #include <string.h>
 
+namespace tern {
+
 static size_t kv_layer_bytes(uint32_t n_cells, uint32_t n_embd, tern_type type) {
     return arena_padded((size_t) n_cells * tern_row_size(type, n_embd));
 }
@@ -232,3 +234,5 @@ void kv_cache_fill_mask(const kv_cache * kv, uint32_t n_kv, uint32_t n_tokens, c
         }
     }
 }
+
+}  // namespace tern

@@ -41,6 +41,8 @@
 #include "tern.h"
 #include "core/arena.h"
 
+namespace tern {
+
 #define KV_CACHE_PAD 32
 
 static_assert(TERN_MAX_SEQ <= 64, "sequence sets are 64-bit masks");
@@ -104,3 +106,5 @@ float kv_cache_fragmentation(const kv_cache * kv);
 // is visible to token t (shares a sequence, pos <= token pos), -INFINITY elsewhere.
 void kv_cache_fill_mask(const kv_cache * kv, uint32_t n_kv, uint32_t n_tokens, const tern_pos * pos,
                         const uint64_t * seq_masks, float * mask);
+
+}  // namespace tern

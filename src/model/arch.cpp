@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+namespace tern {
+
 static const model_arch k_archs[] = {
 #if TERN_WITH_ARCH_LLAMA
     { "llama", TERN_ROPE_NORMAL, false, false },
@@ -35,3 +37,5 @@ const model_arch * model_arch_find(const char * name) {
 }
 
 const char * model_arch_list(void) { return k_arch_list[0] ? k_arch_list + 1 : "(none)"; }
+
+}  // namespace tern

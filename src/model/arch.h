@@ -5,6 +5,8 @@
 #pragma once
 #include <stdint.h>
 
+namespace tern {
+
 struct model_arch {
     const char * name;       // general.architecture
     int32_t rope_mode;       // TERN_ROPE_NORMAL (llama) or TERN_ROPE_NEOX (qwen2/qwen3)
@@ -16,3 +18,5 @@ struct model_arch {
 const model_arch * model_arch_find(const char * name);
 // Names compiled in, for error messages ("llama, qwen2, qwen3").
 const char * model_arch_list(void);
+
+}  // namespace tern

@@ -5,6 +5,8 @@
 
 #include <math.h>
 
+namespace tern {
+
 int32_t forward_tensor_capacity_n(uint32_t n_layer) { return 64 + 48 * (int32_t) n_layer; }
 int32_t forward_tensor_capacity(const tern_model * m) { return forward_tensor_capacity_n(m->hp.n_layer); }
 int32_t forward_node_capacity(const tern_model * m) { return forward_tensor_capacity(m); }
@@ -150,3 +152,5 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
     tg_set_name(io->logits, "logits");
     return tern_graph_expand(g, io->logits);
 }
+
+}  // namespace tern

@@ -15,6 +15,8 @@
 #include "kv/kv_cache.h"
 #include "model/model.h"
 
+namespace tern {
+
 struct forward_shape {
     uint32_t n_tokens;
     uint32_t n_kv;
@@ -45,3 +47,5 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
 
 // The model's RoPE parameters (hyper-parameters and architecture).
 tern_rope_params forward_rope_params(const tern_model * m);
+
+}  // namespace tern

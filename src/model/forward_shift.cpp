@@ -4,6 +4,8 @@
 
 #include <math.h>
 
+namespace tern {
+
 tern_status forward_build_shift(const tern_model * m, const kv_cache * kv, uint32_t n_shift,
                                 tern_graph_builder * gb, tern_graph * g, forward_shift_io * io) {
     const model_hparams * h = &m->hp;
@@ -38,3 +40,5 @@ tern_status forward_build_shift(const tern_model * m, const kv_cache * kv, uint3
     }
     return TERN_OK;
 }
+
+}  // namespace tern

@@ -16,6 +16,8 @@
 #include "kv/kv_cache.h"
 #include "model/model.h"
 
+namespace tern {
+
 struct forward_shift_io {
     tern_tensor * cells;   // I32 [n_shift] cells whose keys rotate
     tern_tensor * deltas;  // I32 [n_shift] their pending position change
@@ -23,3 +25,5 @@ struct forward_shift_io {
 
 tern_status forward_build_shift(const tern_model * m, const kv_cache * kv, uint32_t n_shift,
                                 tern_graph_builder * gb, tern_graph * g, forward_shift_io * io);
+
+}  // namespace tern

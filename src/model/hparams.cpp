@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+namespace tern {
+
 namespace {
 
 // Largest count any hyper-parameter may hold: shapes, positions and context
@@ -120,3 +122,5 @@ tern_status hparams_load(const gguf_file * f, const char * arch, uint32_t n_voca
     h->n_vocab = n_vocab ? n_vocab : vocab_key;
     return TERN_OK;
 }
+
+}  // namespace tern

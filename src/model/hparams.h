@@ -4,6 +4,8 @@
 #include "tern.h"
 #include "gguf/gguf.h"
 
+namespace tern {
+
 struct model_hparams {
     uint32_t n_vocab;
     uint32_t n_ctx_train;
@@ -29,3 +31,5 @@ static inline uint32_t hparams_n_embd_v_gqa(const model_hparams * h) { return h-
 // name). Missing required keys or inconsistent values: TERN_ERR_FORMAT naming
 // the key. n_vocab comes from the vocabulary size passed in (or <arch>.vocab_size).
 tern_status hparams_load(const gguf_file * f, const char * arch, uint32_t n_vocab, model_hparams * out);
+
+}  // namespace tern

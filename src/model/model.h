@@ -7,6 +7,8 @@
 #include "model/model_file.h"
 #include "vocab/vocab.h"
 
+namespace tern {
+
 // A weight: a view of a tensor's bytes in the mapping / read buffer / blob.
 struct model_weight {
     const void * data;     // NULL when the (optional) tensor is absent
@@ -38,6 +40,10 @@ struct model_weights {
     model_layer * layers;     // [n_layer], in the model arena
 };
 
+}  // namespace tern
+
+// The public type (tern.h) is global; its members are Tern's own types.
+using namespace tern;
 struct tern_model {
     model_files         files;
     tern_vocab          vocab;
@@ -54,8 +60,12 @@ struct tern_model {
     int                 sizing_busy;
 };
 
+namespace tern {
+
 // Bytes bind_weights takes from the model arena.
 size_t model_weights_size(uint32_t n_layer);
 // Find every tensor the architecture needs and check its type and shape
 // (TERN_ERR_FORMAT / TERN_ERR_SHAPE naming the tensor when missing or wrong).
 tern_status model_bind_weights(tern_model * m);
+
+}  // namespace tern

@@ -16,6 +16,8 @@
 #include "tensor/blocks.h"
 #include "tensor/types.h"
 
+namespace tern {
+
 namespace {
 
 // First bytes the read path reads before asking gguf_measure whether the header fits.
@@ -697,3 +699,5 @@ void model_files_close(model_files * m) {
     memset(m, 0, sizeof(*m));
     if (arena_buffer) port_free(arena_buffer);
 }
+
+}  // namespace tern

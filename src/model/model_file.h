@@ -46,6 +46,8 @@
 #include "port.h"
 #include "tern.h"
 
+namespace tern {
+
 // Parts of a split model handled (llama-gguf-split files of huge models have
 // well under this many).
 #define MODEL_FILES_MAX_SPLITS 64
@@ -107,3 +109,5 @@ size_t model_files_size_blob(const void * data, size_t size, const tern_model_pa
 // Frees everything (also safe on a half-opened or zeroed struct, and on the
 // struct inside the arena it frees: the arena goes last).
 void model_files_close(model_files * m);
+
+}  // namespace tern

@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+namespace tern {
+
 namespace {
 
 struct repacker {
@@ -89,3 +91,5 @@ tern_status model_repack_weights(tern_model * m) {
     if (st != TERN_OK) tern_error_prefix("repack: ");
     return st;
 }
+
+}  // namespace tern

@@ -20,8 +20,12 @@
 #pragma once
 #include "model/model.h"
 
+namespace tern {
+
 // Bytes of one group of rows the kernel set in use repacks for a tensor of
 // this type and shape (0: not repacked): the scratch the rewrite needs.
 size_t model_repack_group_bytes(tern_type type, int32_t n_dims, const int64_t * ne);
 
 tern_status model_repack_weights(tern_model * m);
+
+}  // namespace tern

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+namespace tern {
+
 size_t model_weights_size(uint32_t n_layer) { return arena_padded(sizeof(model_layer) * n_layer); }
 
 namespace {
@@ -117,3 +119,5 @@ tern_status model_bind_weights(tern_model * m) {
     }
     return TERN_OK;
 }
+
+}  // namespace tern

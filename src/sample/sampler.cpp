@@ -12,6 +12,8 @@
 #include "core/status.h"
 #include "port.h"
 
+namespace tern {
+
 // ---------------------------------------------------------------------------
 // PCG32 (XSH-RR): 64-bit LCG state, 32-bit output by xorshift + random rotate.
 // ---------------------------------------------------------------------------
@@ -295,3 +297,5 @@ tern_token sampler_sample_logits(tern_sampler * s, const float * logits, int32_t
     tern_sampler_accept(s, token);
     return token;
 }
+
+}  // namespace tern

@@ -30,12 +30,18 @@
 #include <stdint.h>
 #include "tern.h"
 
+namespace tern {
+
 struct sampler_candidate {
     tern_token id;
     float logit;
     float p;
 };
 
+}  // namespace tern
+
+// The public type (tern.h) is global; its members are Tern's own types.
+using namespace tern;
 struct tern_sampler {
     tern_sampler_params params;
     int32_t n_vocab;
@@ -49,6 +55,8 @@ struct tern_sampler {
     void * owned;               // the port_alloc block to release, or NULL (caller memory)
 };
 
+namespace tern {
+
 // Bytes sampler_init needs for n_vocab tokens (any alignment of the block);
 // 0 when the parameters are invalid.
 size_t sampler_mem_size(int32_t n_vocab, const tern_sampler_params * params);
@@ -61,3 +69,5 @@ tern_status sampler_init(int32_t n_vocab, const tern_sampler_params * params,
 // Run the chain on logits [n_vocab] (not modified), accept and return the
 // token; -1 on bad arguments (tern_last_error says why).
 tern_token sampler_sample_logits(tern_sampler * sampler, const float * logits, int32_t n_vocab);
+
+}  // namespace tern

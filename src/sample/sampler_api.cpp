@@ -4,6 +4,8 @@
 #include "core/status.h"
 #include "sample/sampler.h"
 
+namespace tern {
+
 extern "C" size_t tern_sampler_mem_size(const tern_model * model, const tern_sampler_params * params) {
     if (!model) return 0;
     return sampler_mem_size(tern_model_n_vocab(model), params);
@@ -28,3 +30,5 @@ extern "C" tern_token tern_sampler_sample(tern_sampler * sampler, tern_context *
     }
     return sampler_sample_logits(sampler, logits, sampler->n_vocab);
 }
+
+}  // namespace tern

@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include "core/fp16.h"
 
+namespace tern {
+
 #define QK4_0 32
 #define QK4_1 32
 #define QK5_0 32
@@ -43,3 +45,5 @@ static_assert(sizeof(block_q4_K) == 144, "q4_K");
 static_assert(sizeof(block_q5_K) == 176, "q5_K");
 static_assert(sizeof(block_q6_K) == 210, "q6_K");
 static_assert(sizeof(block_q8_K) == 292, "q8_K");
+
+}  // namespace tern

@@ -26,6 +26,8 @@
 #include <stdint.h>
 #include "tensor/blocks.h"
 
+namespace tern {
+
 // The 16 values of IQ4_NL, ascending (ggml's kvalues_iq4nl).
 extern const int8_t tern_kvalues_iq4nl[16];
 
@@ -74,3 +76,5 @@ void tern_quantize_act_q8_1(const float * src, void * dst, int64_t n);
 void tern_dequantize_row_iq4_nl(const void * src, float * dst, int64_t n);
 void tern_quantize_row_iq4_nl(const float * src, void * dst, int64_t n);
 void tern_vec_dot_iq4_nl(int64_t n, float * s, const void * x, const void * y);  // y: Q8_0
+
+}  // namespace tern

@@ -3,6 +3,8 @@
 #include "tensor/quants.h"
 #include "core/fp16.h"
 
+namespace tern {
+
 namespace {
 
 inline float f32_load(float v) { return v; }
@@ -59,3 +61,5 @@ void tern_quantize_row_bf16(const float * src, void * dst, int64_t n) {
 void tern_vec_dot_bf16(int64_t n, float * s, const void * x, const void * y) {
     vec_dot<tern_bf16, tern_bf16_to_fp32>(n, s, x, y);
 }
+
+}  // namespace tern

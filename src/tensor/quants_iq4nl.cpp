@@ -19,6 +19,8 @@
 #include <string.h>
 #include "tensor/quants.h"
 
+namespace tern {
+
 // Bit-identical to llama.cpp only if every product is rounded before it is
 // added: forbid fused multiply-add contraction here, whatever the target flags
 // (GCC contracts across statements by default as soon as FMA is available).
@@ -107,3 +109,5 @@ void tern_quantize_row_iq4_nl(const float * src, void * dst, int64_t n) {
         }
     }
 }
+
+}  // namespace tern

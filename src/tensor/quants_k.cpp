@@ -6,6 +6,8 @@
 #include <math.h>
 #include <string.h>
 
+namespace tern {
+
 // Reference arithmetic: no fused multiply-add, whatever the target flags.
 #if defined(__clang__)
 #pragma clang fp contract(off)
@@ -162,3 +164,5 @@ void tern_quantize_row_q8_K(const float * src, void * dst, int64_t n) {
         y[ib].d = 1.0f / iscale;
     }
 }
+
+}  // namespace tern

@@ -54,6 +54,8 @@
 #include <string.h>
 #include "tensor/blocks.h"
 
+namespace tern {
+
 void tern_dequantize_row_q2_K(const void * src, float * dst, int64_t n);
 void tern_quantize_row_q2_K(const float * src, void * dst, int64_t n);
 void tern_vec_dot_q2_K(int64_t n, float * s, const void * x, const void * y);  // y: Q8_K
@@ -129,3 +131,5 @@ static inline int tern_nearest_int(float x) {
     memcpy(&bits, &v, sizeof(bits));
     return (bits & 0x007fffff) - 0x00400000;
 }
+
+}  // namespace tern

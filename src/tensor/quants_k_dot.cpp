@@ -18,6 +18,8 @@
 
 #include <math.h>
 
+namespace tern {
+
 // Reference arithmetic: every fused multiply-add is written as fmaf, nothing
 // else may be contracted, whatever the target flags.
 #if defined(__clang__)
@@ -90,3 +92,5 @@ void tern_vec_dot_q5_K(int64_t n, float * s, const void * x, const void * y) {
 void tern_vec_dot_q6_K(int64_t n, float * s, const void * x, const void * y) {
     vec_dot_k(n, s, x, sizeof(block_q6_K), tern_k_decode_q6_K, y, STEP_NO_MINS);
 }
+
+}  // namespace tern

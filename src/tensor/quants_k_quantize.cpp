@@ -25,6 +25,8 @@
 #include <math.h>
 #include <string.h>
 
+namespace tern {
+
 // Reference arithmetic: no fused multiply-add, whatever the target flags.
 #if defined(__clang__)
 #pragma clang fp contract(off)
@@ -410,3 +412,5 @@ void tern_quantize_row_q6_K(const float * src, void * dst, int64_t n) {
         }
     }
 }
+
+}  // namespace tern

@@ -15,6 +15,8 @@
 #include <string.h>
 #include "tensor/quants.h"
 
+namespace tern {
+
 // Bit-identical to llama.cpp only if every float operation is the one its
 // kernels do: the fused multiply-adds are written with fmaf(), and nothing
 // else may be contracted, whatever the target flags (GCC contracts across
@@ -372,3 +374,5 @@ void tern_vec_dot_q5_0(int64_t n, float * s, const void * x, const void * y) { v
 void tern_vec_dot_q5_1(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_q5_1>(n, s, x, y); }
 void tern_vec_dot_q8_0(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_q8_0>(n, s, x, y); }
 void tern_vec_dot_iq4_nl(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_iq4_nl>(n, s, x, y); }
+
+}  // namespace tern

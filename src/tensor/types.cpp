@@ -6,6 +6,8 @@
 #include "tensor/quants.h"
 #include "tensor/quants_k.h"
 
+namespace tern {
+
 // A weight type works in mul_mat only with its dot type compiled in too.
 #if (TERN_WITH_TYPE_Q4_0 || TERN_WITH_TYPE_Q5_0 || TERN_WITH_TYPE_IQ4_NL) && !TERN_WITH_TYPE_Q8_0
 #error "TERN_TYPES: Q4_0, Q5_0 and IQ4_NL need Q8_0, their activation type"
@@ -123,3 +125,5 @@ size_t tern_type_align(tern_type type) {
         default: return 2;              // fp16 / bf16 values and block scales
     }
 }
+
+}  // namespace tern

@@ -13,6 +13,8 @@
 #include "tern.h"
 #include "tensor/blocks.h"
 
+namespace tern {
+
 typedef void (*tern_to_float_fn)(const void * src, float * dst, int64_t n);
 typedef void (*tern_from_float_fn)(const float * src, void * dst, int64_t n);
 // s[0] = dot(x[0..n), y[0..n)); x in the weight type, y in its vec_dot_type.
@@ -46,3 +48,5 @@ bool tern_type_supported(uint32_t type_id);
 size_t tern_type_align(tern_type type);
 // Bytes of a row of ne0 values; ne0 must be a multiple of the block size.
 size_t tern_row_size(tern_type type, int64_t ne0);
+
+}  // namespace tern

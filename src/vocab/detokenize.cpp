@@ -9,6 +9,8 @@
 #include "vocab/unicode.h"
 #include "vocab/vocab_internal.h"
 
+namespace tern {
+
 // Writes what fits and counts everything, so the caller learns the size needed.
 struct piece_writer {
     char * buf;
@@ -76,3 +78,5 @@ int32_t vocab_token_to_piece(const tern_vocab * v, tern_token t, char * buf, int
     }
     return w.n <= buf_size ? w.n : -w.n;
 }
+
+}  // namespace tern

@@ -23,6 +23,8 @@
 #include "vocab/pretokenize.h"
 #include "vocab/unicode.h"
 
+namespace tern {
+
 typedef void (*piece_scanner)(const uint32_t * c, int32_t b, int32_t e, uint8_t * cut);
 
 // Apply a scanner to every current piece.
@@ -560,3 +562,5 @@ void pretokenize(vocab_pre pre, const uint32_t * cpts, int32_t n, uint8_t * cut)
     }
     for (int s = 0; s < MAX_STEPS && seq->steps[s]; s++) refine(cpts, n, cut, seq->steps[s]);
 }
+
+}  // namespace tern

@@ -10,5 +10,9 @@
 #include <stdint.h>
 #include "vocab/vocab.h"
 
+namespace tern {
+
 // cpts[0, n): the text. cut[0, n): set to 1 where a word starts (cut[0] = 1 when n > 0).
 void pretokenize(vocab_pre pre, const uint32_t * cpts, int32_t n, uint8_t * cut);
+
+}  // namespace tern

@@ -8,6 +8,8 @@
 #include "core/sort.h"
 #include "vocab/vocab_internal.h"
 
+namespace tern {
+
 enum special_role {
     ROLE_EOT = 1 << 0, ROLE_EOM = 1 << 1, ROLE_EOG = 1 << 2,
     ROLE_FIM_PRE = 1 << 3, ROLE_FIM_SUF = 1 << 4, ROLE_FIM_MID = 1 << 5,
@@ -197,3 +199,5 @@ int32_t vocab_partition(const tern_vocab * v, const char * text, int32_t text_le
     }
     return n;
 }
+
+}  // namespace tern

@@ -19,6 +19,8 @@
 
 #include "vocab/unicode.h"
 
+namespace tern {
+
 struct merge_symbol {
     int32_t prev, next;  // list links, -1 at the ends
     int32_t off, n;      // bytes in the text; n == 0 once merged away
@@ -73,3 +75,5 @@ void symbol_merge(const char * text, int32_t len, merge_symbol * sym, merge_bigr
     }
     for (int32_t i = 0; i != -1; i = sym[i].next) emit(sym[i]);
 }
+
+}  // namespace tern

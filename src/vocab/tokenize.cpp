@@ -5,6 +5,8 @@
 #include "core/status.h"
 #include "vocab/vocab_internal.h"
 
+namespace tern {
+
 static size_t fragments_bytes(int32_t text_len) {
     return arena_padded(((size_t) 2 * (size_t) text_len + 1) * sizeof(vocab_fragment));
 }
@@ -65,3 +67,5 @@ int32_t vocab_tokenize(const tern_vocab * v, const char * text, int32_t text_len
     if (!ok) return INT32_MIN;
     return o.n <= n_max ? o.n : -o.n;
 }
+
+}  // namespace tern

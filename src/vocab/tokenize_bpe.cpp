@@ -14,6 +14,8 @@
 #include "vocab/unicode.h"
 #include "vocab/vocab_internal.h"
 
+namespace tern {
+
 typedef merge_bigram<int32_t> bpe_bigram;  // keyed by merge rank
 
 // An input byte becomes at most 3 encoded characters (an invalid byte is U+FFFD,
@@ -81,3 +83,5 @@ bool vocab_tokenize_bpe(const tern_vocab * v, const char * text, int32_t len, vo
     }
     return true;
 }
+
+}  // namespace tern

@@ -13,6 +13,8 @@
 #include "vocab/symbol_merge.h"
 #include "vocab/vocab_internal.h"
 
+namespace tern {
+
 typedef merge_bigram<float> spm_bigram;  // keyed by the merged token's score
 
 static size_t escaped_cap(int32_t len) { return 3 * ((size_t) len + 1); }
@@ -57,3 +59,5 @@ bool vocab_tokenize_spm(const tern_vocab * v, const char * text, int32_t len, bo
                  [&](const merge_symbol & s) { emit_symbol(v, esc, s, o); });
     return true;
 }
+
+}  // namespace tern

@@ -1,5 +1,7 @@
 #include "vocab/unicode.h"
 
+namespace tern {
+
 uint16_t unicode_flags(uint32_t cp) {
     if (cp > 0x10FFFF) return UNICODE_UNDEFINED;
     // Last run whose first codepoint is <= cp.
@@ -81,3 +83,5 @@ int32_t unicode_cpt_to_byte(uint32_t cp) {
     if (k <= 66) return (int32_t) (k - 33 + 0x7F);
     return 0xAD;
 }
+
+}  // namespace tern

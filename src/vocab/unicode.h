@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+namespace tern {
+
 // Flag bits of a codepoint (values as the generator writes them).
 enum unicode_flag {
     UNICODE_UNDEFINED   = 1 << 0,  // unassigned (Cn)
@@ -46,3 +48,5 @@ int unicode_encode(uint32_t cp, char * out);
 // themselves, the others to U+0100 + k), and back (-1 for other codepoints).
 uint32_t unicode_byte_to_cpt(uint8_t byte);
 int32_t  unicode_cpt_to_byte(uint32_t cp);
+
+}  // namespace tern

@@ -15,6 +15,8 @@
 #include "core/arena.h"
 #include "gguf/gguf.h"
 
+namespace tern {
+
 // Token attributes (bit set), as llama.cpp's llama_token_attr.
 enum vocab_attr {
     VOCAB_ATTR_UNDEFINED    = 0,
@@ -127,3 +129,5 @@ const char *    vocab_token_text(const tern_vocab * v, tern_token t);
 uint16_t        vocab_token_attr(const tern_vocab * v, tern_token t);
 // Id of a token text, -1 when the vocabulary has none.
 tern_token      vocab_text_to_token(const tern_vocab * v, const char * text, size_t len);
+
+}  // namespace tern

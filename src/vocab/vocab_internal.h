@@ -4,6 +4,8 @@
 #include <stdint.h>
 #include "vocab/vocab.h"
 
+namespace tern {
+
 // FNV-1a over bytes, continued from `h` (start with VOCAB_FNV_SEED).
 #define VOCAB_FNV_SEED 2166136261u
 static inline uint32_t vocab_fnv1a(uint32_t h, const char * s, size_t n) {
@@ -66,3 +68,5 @@ bool vocab_tokenize_bpe(const tern_vocab * v, const char * text, int32_t len, vo
                         tern_arena * scratch);
 size_t vocab_spm_scratch_size(int32_t len);
 size_t vocab_bpe_scratch_size(int32_t len);
+
+}  // namespace tern

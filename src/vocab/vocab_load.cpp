@@ -16,6 +16,8 @@
 #include "core/status.h"
 #include "vocab/vocab_internal.h"
 
+namespace tern {
+
 #define KEY_MODEL        "tokenizer.ggml.model"
 #define KEY_PRE          "tokenizer.ggml.pre"
 #define KEY_TOKENS       "tokenizer.ggml.tokens"
@@ -439,3 +441,5 @@ tern_status vocab_load(const gguf_file * f, tern_arena * arena, tern_vocab * out
     if (unsupported) return tern_fail(TERN_ERR_UNSUPPORTED, "%s", why);
     return TERN_OK;
 }
+
+}  // namespace tern

@@ -3,6 +3,8 @@
 
 #include "vocab/vocab_internal.h"
 
+namespace tern {
+
 tern_token vocab_text_to_token(const tern_vocab * v, const char * text, size_t len) {
     if (v->n_tokens == 0) return -1;
     uint32_t mask = v->token_index_cap - 1;
@@ -57,3 +59,5 @@ const char * vocab_token_text(const tern_vocab * v, tern_token t) {
 uint16_t vocab_token_attr(const tern_vocab * v, tern_token t) {
     return (t >= 0 && t < v->n_tokens) ? v->attrs[t] : (uint16_t) VOCAB_ATTR_UNDEFINED;
 }
+
+}  // namespace tern

@@ -7,6 +7,9 @@
 #include "core/arena.h"
 #include "gguf/gguf.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 static void visit(void *, const gguf_kv * kv) {
     char buf[64];
     gguf_value_to_text(kv, buf, sizeof(buf));

@@ -11,6 +11,9 @@
 #include "gguf/writer.h"
 #include "tensor/types.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 namespace {
 
 const int64_t kEmbd = 32, kFf = 64, kHead = 2, kHeadKv = 1, kLayers = 1;

@@ -7,6 +7,9 @@
 #include "gguf/writer.h"
 #include "tensor/types.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 static bool write_seed(const std::string & dir, int variant) {
     std::vector<uint8_t> mem(1 << 16);
     tern_arena arena;

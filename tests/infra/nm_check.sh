@@ -9,7 +9,9 @@
 #      defined by what -lc, -lm, -lpthread bring in (the .so files, and the
 #      archives their linker scripts name) or by libgcc.a;
 #   3. no object has a non-empty .init_array/.preinit_array/.ctors section
-#      (static constructors).
+#      (static constructors);
+#   4. every global symbol it defines is tern_* (the C API) or inside
+#      namespace tern, so it links beside llama.cpp and other libraries.
 # With sanitizers the runtime of the sanitizer is linked in: the check is
 # skipped (still registered, exit 0).
 set -u
@@ -120,6 +122,20 @@ else
     else
         pass "all $(wc -l < "$tmp/external") external symbols come from libc, libm, libpthread or libgcc"
     fi
+fi
+
+# --- 4. no name a program could also define ------------------------------------
+# Every global symbol the archive defines is the C API (tern_*) or inside
+# namespace tern (_ZN4tern, also as a template argument of a std:: helper the
+# compiler instantiated, which is weak): a program can link Tern beside
+# llama.cpp (whose gguf_* and ggml_* it would otherwise meet).
+nm -P -g --defined-only "$lib" 2>/dev/null | awk 'NF >= 2 && $1 !~ /:$/ { print $1, $2 }' | sort -u |
+    awk '$1 !~ /^tern_/ && $1 !~ /^_ZN4tern/ && !($2 ~ /^[WVwv]$/ && $1 ~ /4tern/) { print "  " $1 " (" $2 ")" }' > "$tmp/names"
+if [ -s "$tmp/names" ]; then
+    fail "global symbols outside the tern_ prefix and namespace tern:"
+    head -20 "$tmp/names"
+else
+    pass "every global symbol is tern_* or in namespace tern"
 fi
 
 # --- 3. static constructors ---------------------------------------------------

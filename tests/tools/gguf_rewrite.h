@@ -17,6 +17,9 @@
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
 
+// Tern's internals (namespace tern) are what this file tests.
+using namespace tern;
+
 struct gguf_edit {
     std::vector<std::pair<std::string, std::string>> set_str;  // key -> new string value
     std::vector<std::string> drop_keys;

@@ -11,6 +11,8 @@
 #include <math.h>
 #include <stdint.h>
 
+namespace tern {
+
 static inline float tern_exp_approx(float x) {
     const float shifter = 0x1.8p23f;
     const float z = fmaf(x, 0x1.715476p+0f, shifter);
@@ -25,3 +27,5 @@ static inline float tern_exp_approx(float x) {
 
 // silu(x) = x / (1 + e^-x) with the approximate exponential.
 static inline float tern_silu_approx(float x) { return x / (1.0f + tern_exp_approx(-x)); }
+
+}  // namespace tern

@@ -13,6 +13,8 @@
 #define TERN_DETECT_X86 1
 #endif
 
+namespace tern {
+
 #if TERN_KSET_NEON
 // arm/vec_dot_neon.cpp: Q8_0 and Q4_0 vec_dot (SDOT where the CPU has it,
 // read from HWCAP unless -march guarantees it).
@@ -166,3 +168,5 @@ int tern_kernels_compiled(const char ** names, int max_names) {
     }
     return n;
 }
+
+}  // namespace tern

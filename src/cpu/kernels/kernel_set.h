@@ -35,6 +35,8 @@
 #include "core/fp16.h"
 #include "tensor/types.h"
 
+namespace tern {
+
 // mul_mat tile: out[m * ldo + n] = dot(W row n, A row m) for n < nr, m < nc.
 //   w: nr weight rows of the weight type, row stride w_stride bytes;
 //   a: nc activation rows of the weight type's vec_dot_type, stride a_stride.
@@ -116,3 +118,5 @@ void tern_fill_repack_kquant_avx512(tern_kernel_set * ks);  // interleaved Q4_K 
 #if TERN_KSET_NEON
 void tern_fill_vec_neon(tern_kernel_set * ks);
 #endif
+
+}  // namespace tern

@@ -12,6 +12,8 @@
 #include "core/fp16.h"
 #include "cpu/kernels/kernel_set.h"
 
+namespace tern {
+
 #define TERN_KERNEL_PAIR(ret, name, field, params, args) \
     ret name##_ref params; \
     static inline ret name params { return tern_kernels()->field args; }
@@ -47,3 +49,5 @@ TERN_KERNEL_PAIR(float, tern_kexp_sum_f32, exp_sum_f32, (int64_t n, float * x, f
 TERN_KERNEL_PAIR(void, tern_kswiglu_f32, swiglu_f32, (int64_t n, float * y, const float * g, const float * u), (n, y, g, u))
 
 #undef TERN_KERNEL_PAIR
+
+}  // namespace tern

@@ -2,6 +2,8 @@
 #include "cpu/kernels/vec.h"
 #include "cpu/kernels/exp_approx.h"
 
+namespace tern {
+
 float tern_kdot_f32_ref(int64_t n, const float * x, const float * y) {
     float sum = 0.0f;
     for (int64_t i = 0; i < n; i++) sum += x[i] * y[i];
@@ -74,3 +76,5 @@ void tern_kmad_f16_rows_ref(int64_t n, int64_t n_rows, float * y, const tern_fp1
         if (p[j] != 0.0f) tern_kmad_f16_ref(n, y, rows + j * stride, p[j]);
     }
 }
+
+}  // namespace tern

@@ -3,6 +3,8 @@
 #include "cpu/kernels/kernel_set.h"
 #include "cpu/kernels/vec.h"
 
+namespace tern {
+
 void tern_fill_scalar(tern_kernel_set * ks) {
     ks->name = "scalar";
     ks->dot_f32 = tern_kdot_f32_ref;
@@ -30,3 +32,5 @@ void tern_fill_scalar(tern_kernel_set * ks) {
         ks->unpack_row[t] = nullptr;
     }
 }
+
+}  // namespace tern

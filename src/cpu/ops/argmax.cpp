@@ -1,6 +1,8 @@
 // ARGMAX: per row, the first index of the largest value.
 #include "cpu/ops/ops.h"
 
+namespace tern {
+
 void tern_op_argmax(const tern_op_ctx * c, tern_tensor * dst) {
     const tern_tensor * x = dst->src[0];
     int64_t r0, r1;
@@ -14,3 +16,5 @@ void tern_op_argmax(const tern_op_ctx * c, tern_tensor * dst) {
         ((int32_t *) dst->data)[r] = (int32_t) best;
     }
 }
+
+}  // namespace tern

@@ -29,6 +29,8 @@
 #include <math.h>
 #include <string.h>
 
+namespace tern {
+
 namespace {
 
 struct attn_scratch_layout {
@@ -143,3 +145,5 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
         }
     }
 }
+
+}  // namespace tern

@@ -6,6 +6,8 @@
 
 #include <math.h>
 
+namespace tern {
+
 typedef void (*binary_kernel)(int64_t n, float * z, const float * x, const float * y);
 
 static void binary_op(const tern_op_ctx * c, tern_tensor * dst, binary_kernel kernel) {
@@ -49,3 +51,5 @@ void tern_op_swiglu(const tern_op_ctx * c, tern_tensor * dst) {
         tern_kswiglu_f32(ne0, y, g, u);
     }
 }
+
+}  // namespace tern

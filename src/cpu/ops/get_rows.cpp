@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+namespace tern {
+
 static bool repacked_table(const tern_tensor * table) {
     return (table->flags & TERN_TENSOR_REPACKED) && tern_kernels()->unpack_row[table->type];
 }
@@ -49,3 +51,5 @@ void tern_op_get_rows(const tern_op_ctx * c, tern_tensor * dst) {
         to_float(tern_row_ptr(table, id, 0, 0), out, ne0);
     }
 }
+
+}  // namespace tern

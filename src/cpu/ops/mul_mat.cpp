@@ -17,6 +17,8 @@
 #include "cpu/threadpool.h"
 #include "tensor/types.h"
 
+namespace tern {
+
 namespace {
 
 const int64_t CHUNK_M = 64;
@@ -109,3 +111,5 @@ void tern_op_mul_mat(const tern_op_ctx * c, tern_tensor * dst) {
         }
     }
 }
+
+}  // namespace tern

@@ -7,6 +7,8 @@
 
 #include <math.h>
 
+namespace tern {
+
 void tern_op_rms_norm(const tern_op_ctx * c, tern_tensor * dst) {
     const tern_tensor * x = dst->src[0];  // F32 [ne0, ...], rows may be strided
     const tern_tensor * w = dst->src[1];  // F32 [ne0] or NULL
@@ -23,3 +25,5 @@ void tern_op_rms_norm(const tern_op_ctx * c, tern_tensor * dst) {
         tern_kscale_mul_f32(ne0, (float *) tern_row_flat(dst, r), xr, scale, weight);
     }
 }
+
+}  // namespace tern

@@ -13,7 +13,8 @@
 #include <stdint.h>
 #include "graph/graph.h"
 
-struct tern_threadpool;
+namespace tern {
+
 
 struct tern_op_ctx {
     int32_t           ith;        // this worker
@@ -63,3 +64,5 @@ static inline int64_t tern_n_rows(const tern_tensor * t) { return t->ne[1] * t->
 static inline uint8_t * tern_row_ptr(const tern_tensor * t, int64_t i1, int64_t i2, int64_t i3) {
     return (uint8_t *) t->data + i1 * t->nb[1] + i2 * t->nb[2] + i3 * t->nb[3];
 }
+
+}  // namespace tern

@@ -18,6 +18,8 @@
 #include <math.h>
 #include <string.h>
 
+namespace tern {
+
 // M_PI is POSIX, not C: newlib's strict modes lack it.
 static const double kPi = 3.14159265358979323846;
 
@@ -96,3 +98,5 @@ void tern_op_rope(const tern_op_ctx * c, tern_tensor * dst) {
         for (int64_t i = n_rot; i < head_dim; i++) out[i] = src[i];
     }
 }
+
+}  // namespace tern

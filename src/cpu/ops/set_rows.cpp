@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+namespace tern {
+
 void tern_op_set_rows(const tern_op_ctx * c, tern_tensor * dst) {
     const tern_tensor * target = dst->src[0];  // [row_len, n_rows]; same bytes as dst
     const tern_tensor * rows = dst->src[1];    // F32 [row_len, n]
@@ -29,3 +31,5 @@ void tern_op_set_rows(const tern_op_ctx * c, tern_tensor * dst) {
         }
     }
 }
+
+}  // namespace tern

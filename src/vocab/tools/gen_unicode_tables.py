@@ -48,6 +48,8 @@ def main():
                '(Unicode %s). Do not edit.' % unicodedata.unidata_version)
     out.append('#include "vocab/unicode.h"')
     out.append('')
+    out.append('namespace tern {')
+    out.append('')
     out.append('const unicode_run g_unicode_runs[] = {')
     line = '   '
     for cp, f in runs:
@@ -59,6 +61,8 @@ def main():
     out.append(line)
     out.append('};')
     out.append('const int32_t g_unicode_n_runs = %d;' % len(runs))
+    out.append('')
+    out.append('}  // namespace tern')
     print('\n'.join(out))
 
 

@@ -36,6 +36,8 @@
 #define TERN_SDOT_RUNTIME 1
 #endif
 
+namespace tern {
+
 namespace {
 
 const int QK = 32;
@@ -144,3 +146,5 @@ void tern_fill_vec_dot_neon(tern_kernel_set * ks) {
     }
 #endif
 }
+
+}  // namespace tern

@@ -5,6 +5,8 @@
 
 #include <arm_neon.h>
 
+namespace tern {
+
 static inline float32x4_t load_f16x4(const tern_fp16 * p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
 
 static float kdot_f32(int64_t n, const float * x, const float * y) {
@@ -101,3 +103,5 @@ void tern_fill_vec_neon(tern_kernel_set * ks) {
     ks->fp32_to_fp16 = kfp32_to_fp16;
     ks->fp16_to_fp32 = kfp16_to_fp32;
 }
+
+}  // namespace tern

@@ -35,6 +35,8 @@
 #include <string.h>
 #include "core/fp16.h"
 
+namespace tern {
+
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)
@@ -193,3 +195,5 @@ void tern_fill_gemm_float_avx2(tern_kernel_set * ks) {
     ks->gemm[TERN_TYPE_BF16] = gemm<type_bf16>;
 #endif
 }
+
+}  // namespace tern

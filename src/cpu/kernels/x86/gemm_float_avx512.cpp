@@ -31,6 +31,8 @@
 #include <string.h>
 #include "core/fp16.h"
 
+namespace tern {
+
 // GCC 12 flags the deliberately undefined registers inside avx512fintrin.h
 // (_mm512_undefined_*) as uninitialized when inlined here: a known false positive.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -190,3 +192,5 @@ void tern_fill_gemm_float_avx512(tern_kernel_set * ks) {
     ks->gemm[TERN_TYPE_BF16] = gemm<type_bf16>;
 #endif
 }
+
+}  // namespace tern

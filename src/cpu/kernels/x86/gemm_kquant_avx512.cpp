@@ -51,6 +51,8 @@
 #include "tensor/blocks.h"
 #include "tensor/quants_k.h"
 
+namespace tern {
+
 // GCC 12 flags the deliberately undefined registers inside avx512fintrin.h
 // (_mm512_undefined_epi32) as uninitialized when inlined here: a known false positive.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -610,3 +612,5 @@ void tern_fill_gemm_kquant_avx512(tern_kernel_set * ks) {
     ks->gemm[TERN_TYPE_Q6_K] = gemm_q6_K;
 #endif
 }
+
+}  // namespace tern

@@ -47,6 +47,8 @@
 #include "tensor/blocks.h"
 #include "tensor/quants.h"
 
+namespace tern {
+
 // Full unrolling of the constant loops over rows, columns and groups keeps
 // the tile's vectors in registers.
 #define UNROLL _Pragma("GCC unroll 16")
@@ -655,3 +657,5 @@ void tern_fill_gemm_legacy_avx2(tern_kernel_set * ks) {
     ks->gemm[TERN_TYPE_IQ4_NL] = gemm<fmt_iq4_nl>;
 #endif
 }
+
+}  // namespace tern

@@ -46,6 +46,8 @@
 #include "tensor/blocks.h"
 #include "tensor/quants.h"
 
+namespace tern {
+
 // GCC 12 flags the deliberately undefined registers inside avx512fintrin.h
 // (_mm512_undefined_*) as uninitialized when inlined here: a false positive.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -560,3 +562,5 @@ void tern_fill_gemm_legacy_avx512(tern_kernel_set * ks) {
     ks->gemm[TERN_TYPE_IQ4_NL] = gemm<fmt_iq4_nl>;
 #endif
 }
+
+}  // namespace tern

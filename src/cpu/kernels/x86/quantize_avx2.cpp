@@ -11,6 +11,8 @@
 #include <math.h>
 #include <string.h>
 
+namespace tern {
+
 namespace {
 
 inline float hmax256(__m256 v) {
@@ -144,3 +146,5 @@ void tern_fill_quantize_avx2(tern_kernel_set * ks) {
     ks->quantize_act[TERN_TYPE_Q8_K] = quantize_row_q8_K;
 #endif
 }
+
+}  // namespace tern

@@ -54,6 +54,8 @@
 #include "tensor/blocks.h"
 #include "tensor/quants.h"
 
+namespace tern {
+
 // GCC 12 flags the deliberately undefined registers inside avx512fintrin.h
 // (_mm512_undefined_*) as uninitialized when inlined here: a false positive.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -408,3 +410,5 @@ void tern_fill_repack_avx512(tern_kernel_set * ks) {
     fill<fmt_iq4_nl>(ks, TERN_TYPE_IQ4_NL);
 #endif
 }
+
+}  // namespace tern

@@ -32,6 +32,8 @@
 #include "tensor/blocks.h"
 #include "tensor/quants_k.h"
 
+namespace tern {
+
 // GCC 12 flags the deliberately undefined registers inside avx512fintrin.h
 // (_mm512_undefined_*) as uninitialized when inlined here: a false positive.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -268,3 +270,5 @@ void tern_fill_repack_kquant_avx512(tern_kernel_set * ks) {
     ks->unpack_row[TERN_TYPE_Q6_K] = unpack_row_q6_K;
 #endif
 }
+
+}  // namespace tern

@@ -8,6 +8,8 @@
 #include <immintrin.h>
 #include <math.h>
 
+namespace tern {
+
 static inline float hsum256(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -234,3 +236,5 @@ void tern_fill_vec_avx2(tern_kernel_set * ks) {
     ks->fp32_to_fp16 = kfp32_to_fp16;
     ks->fp16_to_fp32 = kfp16_to_fp32;
 }
+
+}  // namespace tern

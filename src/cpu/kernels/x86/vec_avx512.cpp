@@ -6,6 +6,8 @@
 
 #include <immintrin.h>
 
+namespace tern {
+
 // GCC 12 flags the deliberately undefined registers inside avx512fintrin.h
 // (_mm512_undefined_ps) as uninitialized when inlined here: a known false positive.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -143,3 +145,5 @@ void tern_fill_vec_avx512(tern_kernel_set * ks) {
     ks->fp32_to_fp16 = kfp32_to_fp16;
     ks->fp16_to_fp32 = kfp16_to_fp32;
 }
+
+}  // namespace tern

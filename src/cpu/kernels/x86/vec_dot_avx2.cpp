@@ -42,6 +42,8 @@
 #include "tensor/quants.h"
 #include "tensor/quants_k.h"
 
+namespace tern {
+
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
 #elif defined(__GNUC__)
@@ -420,3 +422,5 @@ void tern_fill_vec_dot_avx2(tern_kernel_set * ks) {
     ks->vec_dot[TERN_TYPE_Q6_K] = vec_dot_q6_K;
 #endif
 }
+
+}  // namespace tern
