@@ -4,7 +4,8 @@
 // continuation of the formatted prompt), a piped conversation evaluates only
 // each turn's new text and /clear starts over, a full context stops the reply
 // and the chat goes on, and a real terminal session (tmux) chats two turns and
-// exits with status 0 on Ctrl-D and on Ctrl-C at the prompt. Without tmux the
+// exits with status 0 on Ctrl-D and on Ctrl-C at the prompt; Ctrl-C during a
+// reply stops it and the chat goes on. Without tmux the
 // test reports Skipped (exit 77), except with CI=true, where it fails.
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,9 +269,10 @@ static bool wait_for(const std::string & session, const std::string & text, int 
     return false;
 }
 
-static bool start_chat(const std::string & session, std::string * screen) {
-    const std::string cmd = "cd /tmp && " + g_bin + " chat -m " + q(g_model) +
-                            " --chat-template chatml --temp 0 -n 16; echo EXIT=$?; sleep 60";
+static bool start_chat(const std::string & session, std::string * screen, const std::string & model = g_model,
+                       const std::string & args = "-n 16") {
+    const std::string cmd = "cd /tmp && " + g_bin + " chat -m " + q(model) +
+                            " --chat-template chatml --temp 0 " + args + "; echo EXIT=$?; sleep 60";
     std::string out;
     if (run(g_tmux + " new-session -d -s " + session + " -x 200 -y 50 " + q(cmd), out) != 0) return false;
     return wait_for(session, "\n>", 1, screen);  // capture-pane drops the prompt's trailing space
@@ -320,6 +322,24 @@ static int test_tmux(void) {
         run(g_tmux + " send-keys -t b C-c", out);
         ok = wait_for("b", "EXIT=", 1, &screen);
         CHECK_MSG(ok && screen.find("EXIT=0") != std::string::npos, "no clean exit on Ctrl-C:\n%s", screen.c_str());
+    }
+    // Ctrl-C during a reply: the reply stops, the chat goes on. A synthetic
+    // model (random weights: no end-of-generation token in sight) with no
+    // length limit keeps replying for minutes unless stopped.
+    ok = start_chat("c", &screen, g_shared + "/models/ktest-llama-F32.gguf", "-n -1 -t 1");
+    CHECK_MSG(ok, "no prompt:\n%s", screen.c_str());
+    if (ok) {
+        run(g_tmux + " send-keys -t c 'Tell me a long story' Enter", out);
+        usleep(1500 * 1000);  // the reply is under way
+        run(g_tmux + " send-keys -t c C-c", out);
+        ok = wait_for("c", "[stopped]", 1, &screen) && wait_for("c", "\n>", 2, &screen);
+        CHECK_MSG(ok, "Ctrl-C did not stop the reply and return to the prompt:\n%s", screen.c_str());
+    }
+    if (ok) {
+        run(g_tmux + " send-keys -t c C-d", out);
+        ok = wait_for("c", "EXIT=", 1, &screen);
+        CHECK_MSG(ok && screen.find("EXIT=0") != std::string::npos, "no clean exit after a stopped reply:\n%s",
+                  screen.c_str());
     }
     run(g_tmux + " kill-server 2>/dev/null", out);
     return 0;
