@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Cross targets under qemu-user (toolchain/*.cmake): AArch64 (the neon kernel
-# set, SDOT), ARMv7 hard-float and RV64GC (the scalar set). For each target:
+# set, SDOT), ARMv7 hard-float (the neon set: SMULL integer dots) and RV64GC
+# (the scalar set). For each target:
 # a Release build without tern-bench, every ctest test but the full parity
 # run (ctest runs each test program under the toolchain's emulator), then the
 # parity test on a subset of the models:

@@ -9,7 +9,10 @@
 //                   the best one the CPU runs is picked once, at the first
 //                   call of tern_kernels() (CPUID, and XCR0 for the OS-saved
 //                   AVX / AVX-512 state).
-//   auto on AArch64 scalar + neon (NEON is part of the base ISA).
+//   auto on AArch64 scalar + neon (NEON is part of the base ISA); on 32-bit
+//                   ARM when the flags enable NEON (ARMv7-A -mfpu=neon*):
+//                   scalar + neon, the SMULL integer dots and dot_f32 only
+//                   (arm/vec_neon.cpp says why).
 //   avx2|avx512|neon  pinned: that set (and scalar), no CPU detection; the
 //                   whole library is compiled for the target.
 //   scalar          the references only.

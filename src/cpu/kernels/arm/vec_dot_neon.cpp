@@ -22,10 +22,13 @@
 #include <string.h>
 #include "tensor/blocks.h"
 
-#if defined(__ARM_FEATURE_DOTPROD)
+#include "core/fp16.h"
+
+// SDOT: AArch64 only (32-bit ARM builds use SMULL, below).
+#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
 #define TERN_SDOT_FN
 #define TERN_SDOT_ALWAYS 1
-#elif defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#elif defined(__aarch64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
 #include "port.h"
 #define HWCAP_ASIMDDP (1u << 20)   // the Linux AArch64 HWCAP bit for SDOT/UDOT
 #if defined(__clang__)
@@ -42,12 +45,26 @@ namespace {
 
 const int QK = 32;
 
-// fp16 -> f32 with FCVT (exact; the reference's conversion gives the same
-// value for every non-NaN input).
+// fp16 -> f32: FCVT on AArch64 (exact; the reference's conversion gives the
+// same value for every non-NaN input), the reference's conversion on 32-bit ARM.
 inline float f16(tern_fp16 h) {
+#if defined(__aarch64__)
     __fp16 v;
     memcpy(&v, &h, sizeof(v));
     return (float) v;
+#else
+    return tern_fp16_to_fp32(h);
+#endif
+}
+
+// Sum of the four lanes (ADDV on AArch64; pairwise adds on ARMv7, exact in integers).
+inline int32_t add_lanes(int32x4_t v) {
+#if defined(__aarch64__)
+    return vaddvq_s32(v);
+#else
+    const int32x2_t p = vadd_s32(vget_low_s32(v), vget_high_s32(v));
+    return vget_lane_s32(vpadd_s32(p, p), 0);
+#endif
 }
 
 // The 32 levels of a block as two int8x16 (elements 0..15, 16..31).
@@ -69,16 +86,16 @@ inline void levels_q4_0(const block_q4_0 & b, int8x16_t * lo, int8x16_t * hi) {
 inline int32_t block_sum_smull(int8x16_t x0, int8x16_t x1, const int8_t * y) {
     const int8x16_t y0 = vld1q_s8(y), y1 = vld1q_s8(y + 16);
     int32x4_t s = vpaddlq_s16(vmull_s8(vget_low_s8(x0), vget_low_s8(y0)));
-    s = vpadalq_s16(s, vmull_high_s8(x0, y0));
+    s = vpadalq_s16(s, vmull_s8(vget_high_s8(x0), vget_high_s8(y0)));
     s = vpadalq_s16(s, vmull_s8(vget_low_s8(x1), vget_low_s8(y1)));
-    s = vpadalq_s16(s, vmull_high_s8(x1, y1));
-    return vaddvq_s32(s);
+    s = vpadalq_s16(s, vmull_s8(vget_high_s8(x1), vget_high_s8(y1)));
+    return add_lanes(s);
 }
 
 #if defined(TERN_SDOT_FN)
 TERN_SDOT_FN inline int32_t block_sum_sdot(int8x16_t x0, int8x16_t x1, const int8_t * y) {
     const int32x4_t s = vdotq_s32(vdotq_s32(vdupq_n_s32(0), x0, vld1q_s8(y)), x1, vld1q_s8(y + 16));
-    return vaddvq_s32(s);
+    return add_lanes(s);
 }
 #endif
 

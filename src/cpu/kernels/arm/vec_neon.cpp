@@ -1,13 +1,25 @@
-// NEON kernels for AArch64 (see vec.h). F16 loads convert with FCVTL, stores
-// with FCVTN (round-to-nearest-even under the default FPCR, like F16C).
-// Tails fall back to the reference loop.
+// NEON kernels (see vec.h). F16 loads convert with FCVTL, stores with FCVTN
+// (round-to-nearest-even under the default FPCR, like F16C). Tails fall back
+// to the reference loop.
+//
+// 32-bit ARM (ARMv7 NEON): only dot_f32. ARMv7's NEON arithmetic flushes
+// subnormals to zero whatever the FPSCR says, so the kernels vec.h marks
+// exact (add, mul, mad, scale_mul, conversions) keep the reference (VFP,
+// IEEE) there; a dot product may round differently anyway.
 #include "cpu/kernels/vec.h"
 
 #include <arm_neon.h>
 
 namespace tern {
 
-static inline float32x4_t load_f16x4(const tern_fp16 * p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
+static inline float add_lanes_f32(float32x4_t v) {
+#if defined(__aarch64__)
+    return vaddvq_f32(v);
+#else
+    const float32x2_t p = vadd_f32(vget_low_f32(v), vget_high_f32(v));
+    return vget_lane_f32(vpadd_f32(p, p), 0);
+#endif
+}
 
 static float kdot_f32(int64_t n, const float * x, const float * y) {
     float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);
@@ -16,8 +28,11 @@ static float kdot_f32(int64_t n, const float * x, const float * y) {
         acc0 = vfmaq_f32(acc0, vld1q_f32(x + i), vld1q_f32(y + i));
         acc1 = vfmaq_f32(acc1, vld1q_f32(x + i + 4), vld1q_f32(y + i + 4));
     }
-    return vaddvq_f32(vaddq_f32(acc0, acc1)) + tern_kdot_f32_ref(n - i, x + i, y + i);
+    return add_lanes_f32(vaddq_f32(acc0, acc1)) + tern_kdot_f32_ref(n - i, x + i, y + i);
 }
+
+#if defined(__aarch64__)
+static inline float32x4_t load_f16x4(const tern_fp16 * p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
 
 static float kdot_f16(int64_t n, const tern_fp16 * x, const tern_fp16 * y) {
     float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);
@@ -91,8 +106,11 @@ static void kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) {
     tern_kfp16_to_fp32_ref(n - i, x + i, y + i);
 }
 
+#endif  // __aarch64__
+
 void tern_fill_vec_neon(tern_kernel_set * ks) {
     ks->dot_f32 = kdot_f32;
+#if defined(__aarch64__)
     ks->dot_f16 = kdot_f16;
     ks->sumsq_f32 = ksumsq_f32;
     ks->mad_f32 = kmad_f32;
@@ -102,6 +120,7 @@ void tern_fill_vec_neon(tern_kernel_set * ks) {
     ks->mul_f32 = kmul_f32;
     ks->fp32_to_fp16 = kfp32_to_fp16;
     ks->fp16_to_fp32 = kfp16_to_fp32;
+#endif
 }
 
 }  // namespace tern
