@@ -325,14 +325,23 @@ static int test_tmux(void) {
     }
     // Ctrl-C during a reply: the reply stops, the chat goes on. A synthetic
     // model (random weights: no end-of-generation token in sight) with no
-    // length limit keeps replying for minutes unless stopped.
-    ok = start_chat("c", &screen, g_shared + "/models/ktest-llama-F32.gguf", "-n -1 -t 1");
+    // length limit and a large context keeps replying for many seconds; Ctrl-C
+    // goes as soon as the reply's first words are on the screen.
+    ok = start_chat("c", &screen, g_shared + "/models/ktest-llama-F32.gguf", "-n -1 -t 1 -c 16384");
     CHECK_MSG(ok, "no prompt:\n%s", screen.c_str());
     if (ok) {
+        const std::string line = "> Tell me a long story\n";
         run(g_tmux + " send-keys -t c 'Tell me a long story' Enter", out);
-        usleep(1500 * 1000);  // the reply is under way
+        ok = wait_for("c", line, 1, &screen);
+        for (int i = 0; ok && i < 300; i++) {  // the reply is under way
+            const size_t at = screen.find(line);
+            if (at != std::string::npos && screen.size() > at + line.size() + 20) break;
+            usleep(20 * 1000);
+            run(g_tmux + " capture-pane -p -J -S -500 -t c 2>/dev/null", screen);
+        }
         run(g_tmux + " send-keys -t c C-c", out);
-        ok = wait_for("c", "[stopped]", 1, &screen) && wait_for("c", "\n>", 2, &screen);
+        ok = ok && wait_for("c", "[stopped]", 1, &screen) && wait_for("c", "\n>", 2, &screen) &&
+             screen.find("context full") == std::string::npos;
         CHECK_MSG(ok, "Ctrl-C did not stop the reply and return to the prompt:\n%s", screen.c_str());
     }
     if (ok) {
