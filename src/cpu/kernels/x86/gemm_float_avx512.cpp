@@ -24,7 +24,7 @@
 // halves and gives these same bits.
 // Tile shapes: C activation rows (1..4) at a time, each with as many weight
 // rows as the 32 zmm registers hold (rows_for); the edges are the same
-// template at smaller R / C.
+// template at 4 or 1 rows (column_group).
 #include "cpu/kernels/kernel_set.h"
 
 #include <immintrin.h>
@@ -135,22 +135,23 @@ void tile(int64_t k, const uint8_t * w, size_t ws, const uint8_t * a, size_t as,
 constexpr int rows_for(int c) { return c <= 2 ? 8 : 6; }
 const int MAX_C = 4;
 
-// The last nr % R rows of a column group: one tile of R' < R rows.
-template <class T, int C, int R>
-inline void rest_rows(int rest, int64_t k, const uint8_t * w, size_t ws, const uint8_t * a, size_t as, float * out, int64_t ldo) {
-    if constexpr (R > 0) {
-        if (rest == R) tile<T, R, C>(k, w, ws, a, as, out, ldo);
-        else rest_rows<T, C, R - 1>(rest, k, w, ws, a, as, out, ldo);
-    }
-}
-
-// All nr weight rows against C activation rows.
+// All nr weight rows against C activation rows: full tiles of R rows, then
+// the last nr % R rows as one 4-row tile where R > 4 (a 64-row chunk against
+// 6-row tiles leaves 4) and single rows. Only these three shapes per C are
+// compiled (every smaller R would be its own ~2.5 KB of unrolled code), and
+// each output's operations do not depend on the shape anyway.
 template <class T, int C>
 void column_group(int64_t k, int64_t nr, const uint8_t * w, size_t ws, const uint8_t * a, size_t as, float * out, int64_t ldo) {
     const int R = rows_for(C);
     int64_t r0 = 0;
     for (; r0 + R <= nr; r0 += R) tile<T, R, C>(k, w + r0 * ws, ws, a, as, out + r0, ldo);
-    if (r0 < nr) rest_rows<T, C, R - 1>((int) (nr - r0), k, w + r0 * ws, ws, a, as, out + r0, ldo);
+    if constexpr (R > 4) {
+        if (nr - r0 >= 4) {
+            tile<T, 4, C>(k, w + r0 * ws, ws, a, as, out + r0, ldo);
+            r0 += 4;
+        }
+    }
+    for (; r0 < nr; r0++) tile<T, 1, C>(k, w + r0 * ws, ws, a, as, out + r0, ldo);
 }
 
 template <class T>

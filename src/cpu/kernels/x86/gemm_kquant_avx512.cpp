@@ -32,12 +32,12 @@
 // madds per 4 rows and activation row (mins_lanes).
 //
 // Tiles: an output (r, c) lives in lane slot(r, c) of a 16-lane vector; a
-// micro-tile is R weight rows x C activation rows with R * C <= 16 (16 x 1 for
-// decode, 8 x 2, 4 x 3, 4 x 4; smaller R at the edges). The weight rows'
+// micro-tile is R weight rows x C activation rows with R * C <= 16 (8 x 1 for
+// decode, 8 x 2, 4 x 3, 4 x 4; single rows at the edges). The weight rows'
 // scales, mins and d are unpacked once per super-block for the micro-tile:
 // - nc <= 4 ("direct"): the levels are unpacked in registers as they are
 //   used, each chunk serving the C activation rows; decode (nc = 1) runs
-//   16 weight rows at once, sharing the activation chunk and the reductions.
+//   8 weight rows at once, sharing the activation chunk and the reductions.
 // - nc > 4 ("packed"): for 4 weight rows at a time, each super-block's levels
 //   and scale vectors are unpacked once into a stack buffer and reused by
 //   every activation row of the tile (4 at a time); the activation
@@ -517,19 +517,15 @@ void run_direct(int64_t nsb, const uint8_t * w, size_t w_stride, const uint8_t *
     store_tile<R, C>(facc, out, ldo);
 }
 
+// The rows past the last full tile go one at a time: mul_mat's chunks are
+// multiples of 8 rows, so only a matrix whose height is not meets them, and
+// each smaller tile shape would be its own 2-4 KB of unrolled code per type.
 template <class F, int C>
 void direct_cols(int64_t nsb, int64_t nr, const uint8_t * w, size_t w_stride, const uint8_t * a, size_t a_stride, float * out, int64_t ldo) {
     const int RM = C <= 2 ? 8 : 4;
     int64_t r0 = 0;
     for (; r0 + RM <= nr; r0 += RM) run_direct<F, RM, C>(nsb, w + r0 * w_stride, w_stride, a, a_stride, out + r0, ldo);
-    if constexpr (RM > 8) {
-        if (nr - r0 >= 8) { run_direct<F, 8, C>(nsb, w + r0 * w_stride, w_stride, a, a_stride, out + r0, ldo); r0 += 8; }
-    }
-    if constexpr (RM > 4) {
-        if (nr - r0 >= 4) { run_direct<F, 4, C>(nsb, w + r0 * w_stride, w_stride, a, a_stride, out + r0, ldo); r0 += 4; }
-    }
-    if (nr - r0 >= 2) { run_direct<F, 2, C>(nsb, w + r0 * w_stride, w_stride, a, a_stride, out + r0, ldo); r0 += 2; }
-    if (nr - r0 >= 1) run_direct<F, 1, C>(nsb, w + r0 * w_stride, w_stride, a, a_stride, out + r0, ldo);
+    for (; r0 < nr; r0++) run_direct<F, 1, C>(nsb, w + r0 * w_stride, w_stride, a, a_stride, out + r0, ldo);
 }
 
 const int PANEL = 64;  // activation rows per packed pass
@@ -580,8 +576,7 @@ void gemm_k(int64_t k, int64_t nr, int64_t nc, const void * vw, size_t w_stride,
         default: {
             int64_t r0 = 0;
             for (; r0 + 4 <= nr; r0 += 4) run_packed<F, 4>(nsb, ncp, w + r0 * w_stride, w_stride, ap, a_stride, op + r0, ldo);
-            if (nr - r0 >= 2) { run_packed<F, 2>(nsb, ncp, w + r0 * w_stride, w_stride, ap, a_stride, op + r0, ldo); r0 += 2; }
-            if (nr - r0 >= 1) run_packed<F, 1>(nsb, ncp, w + r0 * w_stride, w_stride, ap, a_stride, op + r0, ldo);
+            for (; r0 < nr; r0++) run_packed<F, 1>(nsb, ncp, w + r0 * w_stride, w_stride, ap, a_stride, op + r0, ldo);
         }
         }
     }
