@@ -14,7 +14,7 @@ if(CMAKE_CXX_COMPILER_ID MATCHES Clang)
   file(GLOB TERN_FUZZ_TYPE_SOURCES CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/tensor/*.cpp)
   add_executable(fuzz_gguf fuzz/fuzz_gguf.cpp
     ${PROJECT_SOURCE_DIR}/src/gguf/reader.cpp ${PROJECT_SOURCE_DIR}/src/core/arena.cpp
-    ${PROJECT_SOURCE_DIR}/src/core/status.cpp ${TERN_FUZZ_TYPE_SOURCES})
+    ${PROJECT_SOURCE_DIR}/src/core/status.cpp ${PROJECT_SOURCE_DIR}/port/posix/diag.cpp ${TERN_FUZZ_TYPE_SOURCES})
   target_include_directories(fuzz_gguf PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include
                              ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/port)
   target_compile_options(fuzz_gguf PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -g)

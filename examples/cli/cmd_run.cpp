@@ -309,7 +309,7 @@ int cmd_run(int argc, char ** argv) {
         for (std::string & s : stops) s = process_escapes(s);
     }
     if (prompt.size() > (size_t) INT32_MAX) { fprintf(stderr, "tern run: the prompt is too long\n"); return 1; }
-    if (ngl > 0) fprintf(stderr, "tern run: -ngl %ld: this build has no accelerator; every layer runs on the CPU\n", ngl);
+    if (ngl > 0) fprintf(stderr, "tern run: -ngl %lld: this build has no accelerator; every layer runs on the CPU\n", ngl);
     if (n_ubatch > 0 && n_ubatch < n_batch) n_batch = n_ubatch;
     const uint32_t used_seed = seed < 0 ? random_seed() : (uint32_t) seed;
     sp.seed = used_seed;
@@ -350,7 +350,7 @@ int cmd_run(int argc, char ** argv) {
     cp.type_k = type_k;
     cp.type_v = type_v;
     if (ga_n > 1 && (ga_w % ga_n != 0)) {
-        fprintf(stderr, "tern run: --grp-attn-w %ld must be a multiple of --grp-attn-n %ld\n", ga_w, ga_n);
+        fprintf(stderr, "tern run: --grp-attn-w %lld must be a multiple of --grp-attn-n %lld\n", ga_w, ga_n);
         tern_model_free(m);
         return 1;
     }

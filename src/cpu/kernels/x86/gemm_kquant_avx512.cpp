@@ -219,7 +219,7 @@ struct f_q5_K {
 struct f_q6_K {
     typedef block_q6_K block;
     static const bool prefetch = true;
-    static const int offset = 32, mins = 0;
+    [[maybe_unused]] static const int offset = 32, mins = 0;
     static const k_float_step step = STEP_NO_MINS;
     static inline void prep(const uint8_t * const * x, int g, row_info & info) {
         const __m512i s = load4(x, offsetof(block_q6_K, scales));  // int8
@@ -256,7 +256,7 @@ inline __m512i two_bit_levels(const uint8_t * qs) {
 struct f_q3_K {
     typedef block_q3_K block;
     static const bool prefetch = true;
-    static const int offset = 4, mins = 0;
+    [[maybe_unused]] static const int offset = 4, mins = 0;
     static const k_float_step step = STEP_NO_MINS;
     // sc[j] = (low 4 bits: scales[j % 8], nibble j / 8) | (bits 2 (j / 4) of scales[8 + j % 4]) << 4, minus 32.
     static inline void prep(const uint8_t * const * x, int g, row_info & info) {

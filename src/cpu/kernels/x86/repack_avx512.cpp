@@ -108,7 +108,7 @@ struct fmt_q4_0 {
     static const fmt_kind kind = fmt_kind::nibbles;
     static const bool affine = false, lanes8 = false;
     static const int OFFSET = 8;
-    static const size_t M_AT = 0, H_AT = 0, QS_AT = 2 * R, BYTES = QS_AT + 4 * 64;
+    [[maybe_unused]] static const size_t M_AT = 0, H_AT = 0, QS_AT = 2 * R, BYTES = QS_AT + 4 * 64;
 };
 struct fmt_q4_1 {
     typedef block_q4_1 block;
@@ -116,7 +116,7 @@ struct fmt_q4_1 {
     static const fmt_kind kind = fmt_kind::nibbles;
     static const bool affine = true, lanes8 = false;
     static const int OFFSET = 0;
-    static const size_t M_AT = 2 * R, H_AT = 0, QS_AT = 4 * R, BYTES = QS_AT + 4 * 64;
+    [[maybe_unused]] static const size_t M_AT = 2 * R, H_AT = 0, QS_AT = 4 * R, BYTES = QS_AT + 4 * 64;
 };
 struct fmt_q5_0 {
     typedef block_q5_0 block;
@@ -124,7 +124,7 @@ struct fmt_q5_0 {
     static const fmt_kind kind = fmt_kind::q5;
     static const bool affine = false, lanes8 = true;
     static const int OFFSET = 16;
-    static const size_t M_AT = 0, H_AT = 2 * R, QS_AT = 2 * R + 64, BYTES = QS_AT + 4 * 64;
+    [[maybe_unused]] static const size_t M_AT = 0, H_AT = 2 * R, QS_AT = 2 * R + 64, BYTES = QS_AT + 4 * 64;
 };
 struct fmt_q5_1 {
     typedef block_q5_1 block;
@@ -140,7 +140,7 @@ struct fmt_q8_0 {
     static const fmt_kind kind = fmt_kind::q8;
     static const bool affine = false, lanes8 = false;
     static const int OFFSET = 128;
-    static const size_t M_AT = 0, H_AT = 0, QS_AT = 2 * R, BYTES = QS_AT + 8 * 64;
+    [[maybe_unused]] static const size_t M_AT = 0, H_AT = 0, QS_AT = 2 * R, BYTES = QS_AT + 8 * 64;
 };
 struct fmt_iq4_nl {
     typedef block_iq4_nl block;
@@ -148,7 +148,7 @@ struct fmt_iq4_nl {
     static const fmt_kind kind = fmt_kind::iq4nl;
     static const bool affine = false, lanes8 = true;
     static const int OFFSET = 128;
-    static const size_t M_AT = 0, H_AT = 0, QS_AT = 2 * R, BYTES = QS_AT + 4 * 64;
+    [[maybe_unused]] static const size_t M_AT = 0, H_AT = 0, QS_AT = 2 * R, BYTES = QS_AT + 4 * 64;
 };
 
 // Byte i of quad j's place in a chunk (row r): QS_AT + 64 j + 4 r + i.

@@ -152,21 +152,21 @@ enum dot_order { PER_BLOCK, LANES8 };  // as the references, quants_legacy.cpp
 struct fmt_q8_0 {
     typedef block_q8_0 block;
     typedef block_q8_0 act;
-    static const bool affine = false, permuted = false;
+    static const bool affine = false;
     static const dot_order order = PER_BLOCK;
     static __m256i lanes(const block & x, __m256i y) { return partial_sums_signed(load32(x.qs), y); }
 };
 struct fmt_q4_0 {
     typedef block_q4_0 block;
     typedef block_q8_0 act;
-    static const bool affine = false, permuted = false;
+    static const bool affine = false;
     static const dot_order order = PER_BLOCK;
     static __m256i lanes(const block & x, __m256i y) { return lanes_unsigned<8>(unpack_nibbles(x.qs), y); }
 };
 struct fmt_q4_1 {
     typedef block_q4_1 block;
     typedef block_q8_1 act;
-    static const bool affine = true, permuted = false;
+    static const bool affine = true;
     static const dot_order order = PER_BLOCK;
     static __m256i lanes(const block & x, __m256i y) { return lanes_unsigned<0>(unpack_nibbles(x.qs), y); }
 };
@@ -305,8 +305,6 @@ struct fmt_q6_K {
 inline float dmin_of(const block_q2_K & x) { return f32(x.dmin); }
 inline float dmin_of(const block_q4_K & x) { return f32(x.dmin); }
 inline float dmin_of(const block_q5_K & x) { return f32(x.dmin); }
-inline float dmin_of(const block_q3_K &) { return 0.0f; }
-inline float dmin_of(const block_q6_K &) { return 0.0f; }
 
 // ------------------------------------------------------------ row loops
 
