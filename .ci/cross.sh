@@ -14,8 +14,9 @@
 # this script near 9 minutes on the 2-core CI machine (measured from a fresh
 # clone: 8.5 min, riscv64 3.3, arm64 2.8, armhf 2.4). On AArch64 a second
 # build for plain ARMv8.0-A runs test_kernel_sets on a core without the
-# dot-product extension (Cortex-A72: SMULL kernels) and on one with it
-# (-cpu max: SDOT chosen at run time from HWCAP).
+# dot-product extension (Cortex-A72: SMULL kernels), on one with it and
+# without i8mm (Cortex-A76: SDOT) and on one with both (-cpu max: SDOT dots
+# and SMMLA tiles, chosen at run time from HWCAP / HWCAP2).
 #
 # Usage: .ci/cross.sh [arm64] [armhf] [riscv64]   (default: all three)
 # Build folders: b-arm64, b-armhf, b-riscv64 beside this repository's sources.
@@ -83,12 +84,12 @@ for t in "${targets[@]}"; do
   "${emu[@]}" "$b/bin/test_parity" 2 "${parity_models[@]}"
   t3=$SECONDS
   if [ "$t" = arm64 ]; then
-    echo "=== cross arm64: -march=armv8-a, SDOT chosen at run time: test_kernel_sets on Cortex-A72 (no SDOT) and -cpu max"
+    echo "=== cross arm64: -march=armv8-a, SDOT and i8mm chosen at run time: test_kernel_sets on Cortex-A72 (neither), Cortex-A76 (SDOT) and -cpu max (SDOT + i8mm)"
     cmake -S . -B "$tmp/arm64-v8" --toolchain toolchain/aarch64-linux-gnu.cmake -DCMAKE_BUILD_TYPE=Release \
           -DTERN_ARM_MARCH=armv8-a -DTERN_BUILD_BENCH=OFF -DTERN_BUILD_EXAMPLES=OFF >/dev/null
     cmake --build "$tmp/arm64-v8" -j2 --target test_kernel_sets >"$tmp/build-arm64-v8.log" 2>&1 ||
       { tail -50 "$tmp/build-arm64-v8.log"; exit 1; }
-    for cpu in cortex-a72 max; do
+    for cpu in cortex-a72 cortex-a76 max; do
       echo "--- qemu-aarch64 -cpu $cpu"
       qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu "$cpu" "$tmp/arm64-v8/bin/test_kernel_sets" | grep -E "^compiled|passed"
     done

@@ -40,6 +40,7 @@ const char * port_getenv(const char * name) {
     return nullptr;
 }
 uint64_t port_cpu_hwcap(void) { return 0; }
+uint64_t port_cpu_hwcap2(void) { return 0; }
 
 // ---- files: none ------------------------------------------------------------------
 static tern_status no_files(const char * what, const char * path) {

@@ -30,4 +30,12 @@ uint64_t port_cpu_hwcap(void) {
 #endif
 }
 
+uint64_t port_cpu_hwcap2(void) {
+#if defined(__aarch64__) && defined(__linux__) && defined(AT_HWCAP2)
+    return (uint64_t) getauxval(AT_HWCAP2);
+#else
+    return 0;
+#endif
+}
+
 }  // namespace tern

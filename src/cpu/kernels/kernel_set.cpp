@@ -15,12 +15,6 @@
 
 namespace tern {
 
-#if TERN_KSET_NEON
-// arm/vec_dot_neon.cpp: Q8_0 and Q4_0 vec_dot (SDOT where the CPU has it,
-// read from HWCAP unless -march guarantees it).
-void tern_fill_vec_dot_neon(tern_kernel_set * ks);
-#endif
-
 namespace {
 
 enum set_id { SET_SCALAR, SET_AVX2, SET_AVX512, SET_NEON, SET_COUNT };
@@ -97,6 +91,9 @@ void fill(set_id id, tern_kernel_set * ks) {
     if (id == SET_NEON) {
         tern_fill_vec_neon(ks);
         tern_fill_vec_dot_neon(ks);
+        tern_fill_vec_dot_kquant_neon(ks);
+        tern_fill_quantize_neon(ks);
+        tern_fill_gemm_legacy_neon(ks);
         ks->name = "neon";
     }
 #endif

@@ -9,10 +9,11 @@
 //                   the best one the CPU runs is picked once, at the first
 //                   call of tern_kernels() (CPUID, and XCR0 for the OS-saved
 //                   AVX / AVX-512 state).
-//   auto on AArch64 scalar + neon (NEON is part of the base ISA); on 32-bit
-//                   ARM when the flags enable NEON (ARMv7-A -mfpu=neon*):
-//                   scalar + neon, the SMULL integer dots and dot_f32 only
-//                   (arm/vec_neon.cpp says why).
+//   auto on AArch64 scalar + neon (NEON is part of the base ISA; SDOT and
+//                   i8mm kernels chosen at fill time, arm/arm_features.h);
+//                   on 32-bit ARM when the flags enable NEON (ARMv7-A
+//                   -mfpu=neon*): scalar + neon, the SMULL integer dots and
+//                   dot_f32 only (arm/vec_neon.cpp says why).
 //   avx2|avx512|neon  pinned: that set (and scalar), no CPU detection; the
 //                   whole library is compiled for the target.
 //   scalar          the references only.
@@ -119,7 +120,13 @@ void tern_fill_repack_avx512(tern_kernel_set * ks);     // interleaved legacy fo
 void tern_fill_repack_kquant_avx512(tern_kernel_set * ks);  // interleaved Q4_K Q6_K
 #endif
 #if TERN_KSET_NEON
+// SDOT (ARMv8.2 dot product) and SMMLA (ARMv8.6 i8mm) kernels are chosen in
+// the fills from port_cpu_hwcap()/_hwcap2() unless -march guarantees them.
 void tern_fill_vec_neon(tern_kernel_set * ks);
+void tern_fill_vec_dot_neon(tern_kernel_set * ks);         // Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL
+void tern_fill_vec_dot_kquant_neon(tern_kernel_set * ks);  // Q2_K .. Q6_K
+void tern_fill_quantize_neon(tern_kernel_set * ks);        // activation quantizers
+void tern_fill_gemm_legacy_neon(tern_kernel_set * ks);     // tiles: SMMLA / SDOT
 #endif
 
 }  // namespace tern

@@ -1,86 +1,52 @@
-// NEON vec_dot kernels of the neon kernel set: Q8_0 and Q4_0 weights times
-// Q8_0 activations, bit-identical to the scalar references
-// (tensor/quants_legacy.cpp, PER_BLOCK order): per 32-value block the exact
-// int32 sum of the level products, then
-//   acc = fmaf((float) sumi, d_x * d_y, acc)
-// block after block. Identical bits make the tile contract of kernel_set.h
-// hold as it does for the references (gemm stays NULL: one vec_dot per output).
+// NEON vec_dot kernels of the neon kernel set for the legacy block formats:
+// Q4_0 Q5_0 Q8_0 IQ4_NL weights times Q8_0 activations, Q4_1 Q5_1 times
+// Q8_1, bit-identical to the scalar references (tensor/quants_legacy.cpp),
+// whose float order comes in two kinds:
+//   PER_BLOCK (Q4_0 Q4_1 Q8_0): per 32-value block the exact int32 sum of the
+//     level products, then acc = fmaf((float) sumi, d_x * d_y, acc)
+//     (+ acc = fmaf(m_x, s_y, acc) for Q4_1), block after block;
+//   LANES8 (Q5_0 Q5_1 IQ4_NL): eight float lanes, lane l fed per block with
+//     the int sum of values 4l .. 4l + 3: acc_l = fma(d_x * d_y, lane_l, acc_l);
+//     at the end ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)) (+ the
+//     scalar summs = fmaf(m_x, s_y, summs) for Q5_1). Two float32x4 hold the
+//     eight lanes, so VFMA gives each lane the reference's fused step.
+// Identical bits make the tile contract of kernel_set.h hold as it does for
+// the references (gemm stays NULL unless gemm_legacy_neon.cpp has a tile).
 //
-// The integer sum of a block, two ways:
-// - SDOT (ARMv8.2 dot-product extension): 4 int8 products into each int32
-//   lane;
-// - SMULL + SADALP (every AArch64 core): int8 x int8 into int16 (exact, even
-//   -128 * -128), pairs accumulated into int32 lanes.
-// A build whose -march has +dotprod (__ARM_FEATURE_DOTPROD) uses SDOT only.
-// Otherwise the SDOT kernels are compiled for +dotprod by a target attribute
-// and chosen when the set is filled, if the kernel's AT_HWCAP (port_cpu_hwcap)
-// has HWCAP_ASIMDDP (Linux; elsewhere SMULL).
+// A block's 32 levels are two int8x16 (values 0..15, 16..31): nibbles, a
+// fifth bit spread from qh by VTST against per-lane bit masks, or the
+// IQ4_NL table through TBL. The integer sums, two ways:
+// - SDOT (ARMv8.2 dot product): 4 int8 products into each int32 lane, which
+//   are exactly LANES8's groups of four;
+// - SMULL + SADALP (every AArch64 core, ARMv7 NEON): int8 x int8 into int16
+//   (exact, even -128 * -128), pairs added into int32 lanes.
+// arm_features.h says when SDOT is compiled and chosen.
+//
+// 32-bit ARM (ARMv7 NEON): Q8_0, Q4_0 and Q4_1 with SMULL (integer NEON,
+// float steps in scalar VFP). The LANES8 formats need vector float FMA,
+// which ARMv7 NEON runs with subnormals flushed: they keep the references.
 #include "cpu/kernels/kernel_set.h"
 
 #include <arm_neon.h>
 #include <math.h>
 #include <string.h>
-#include "tensor/blocks.h"
-
-#include "core/fp16.h"
-
-// SDOT: AArch64 only (32-bit ARM builds use SMULL, below).
-#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
-#define TERN_SDOT_FN
-#define TERN_SDOT_ALWAYS 1
-#elif defined(__aarch64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
-#include "port.h"
-#define HWCAP_ASIMDDP (1u << 20)   // the Linux AArch64 HWCAP bit for SDOT/UDOT
-#if defined(__clang__)
-#define TERN_SDOT_FN __attribute__((target("dotprod")))
-#else  // GCC's arm_neon.h defines the dot-product intrinsics for this arch
-#define TERN_SDOT_FN __attribute__((target("arch=armv8.2-a+dotprod")))
-#endif
-#define TERN_SDOT_RUNTIME 1
-#endif
+#include "cpu/kernels/arm/arm_features.h"
+#include "cpu/kernels/arm/legacy_levels_neon.h"
 
 namespace tern {
 
+// Reference arithmetic: only the explicit fused multiply-adds fuse.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 namespace {
 
-const int QK = 32;
+using namespace neon_legacy;
 
-// fp16 -> f32: FCVT on AArch64 (exact; the reference's conversion gives the
-// same value for every non-NaN input), the reference's conversion on 32-bit ARM.
-inline float f16(tern_fp16 h) {
-#if defined(__aarch64__)
-    __fp16 v;
-    memcpy(&v, &h, sizeof(v));
-    return (float) v;
-#else
-    return tern_fp16_to_fp32(h);
-#endif
-}
-
-// Sum of the four lanes (ADDV on AArch64; pairwise adds on ARMv7, exact in integers).
-inline int32_t add_lanes(int32x4_t v) {
-#if defined(__aarch64__)
-    return vaddvq_s32(v);
-#else
-    const int32x2_t p = vadd_s32(vget_low_s32(v), vget_high_s32(v));
-    return vget_lane_s32(vpadd_s32(p, p), 0);
-#endif
-}
-
-// The 32 levels of a block as two int8x16 (elements 0..15, 16..31).
-inline void levels_q8_0(const block_q8_0 & b, int8x16_t * lo, int8x16_t * hi) {
-    *lo = vld1q_s8(b.qs);
-    *hi = vld1q_s8(b.qs + 16);
-}
-
-// Q4_0: element j < 16 is the low nibble of qs[j], element j + 16 its high
-// nibble; level = nibble - 8.
-inline void levels_q4_0(const block_q4_0 & b, int8x16_t * lo, int8x16_t * hi) {
-    const uint8x16_t qs = vld1q_u8(b.qs);
-    const int8x16_t eight = vdupq_n_s8(8);
-    *lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(qs, vdupq_n_u8(0x0F))), eight);
-    *hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(qs, 4)), eight);
-}
+// ---- integer sums ---------------------------------------------------------------
 
 // sum_j x[j] * y[j] over one block, exactly.
 inline int32_t block_sum_smull(int8x16_t x0, int8x16_t x1, const int8_t * y) {
@@ -99,68 +65,133 @@ TERN_SDOT_FN inline int32_t block_sum_sdot(int8x16_t x0, int8x16_t x1, const int
 }
 #endif
 
-// The loop of every kernel: the reference's float steps, in its order.
-#define TERN_VEC_DOT_BODY(block_t, levels, block_sum)                            \
-    const block_t * x = (const block_t *) vx;                                    \
-    const block_q8_0 * y = (const block_q8_0 *) vy;                              \
-    float acc = 0.0f;                                                            \
-    for (int64_t ib = 0; ib < n / QK; ib++) {                                    \
-        int8x16_t lo, hi;                                                        \
-        levels(x[ib], &lo, &hi);                                                 \
-        const int32_t sumi = block_sum(lo, hi, y[ib].qs);                        \
-        acc = fmaf((float) sumi, f16(x[ib].d) * f16(y[ib].d), acc);              \
-    }                                                                            \
-    *s = acc;
-
-void vec_dot_q8_0_smull(int64_t n, float * s, const void * vx, const void * vy) {
-    TERN_VEC_DOT_BODY(block_q8_0, levels_q8_0, block_sum_smull)
-}
-void vec_dot_q4_0_smull(int64_t n, float * s, const void * vx, const void * vy) {
-    TERN_VEC_DOT_BODY(block_q4_0, levels_q4_0, block_sum_smull)
+#if defined(__aarch64__)
+// LANES8's eight sums of four consecutive products: values 0..15 in *l0
+// (lanes 0..3), 16..31 in *l1 (lanes 4..7).
+inline void lanes8_smull(int8x16_t x0, int8x16_t x1, const int8_t * y, int32x4_t * l0, int32x4_t * l1) {
+    const int8x16_t y0 = vld1q_s8(y), y1 = vld1q_s8(y + 16);
+    *l0 = vpaddq_s32(vpaddlq_s16(vmull_s8(vget_low_s8(x0), vget_low_s8(y0))), vpaddlq_s16(vmull_high_s8(x0, y0)));
+    *l1 = vpaddq_s32(vpaddlq_s16(vmull_s8(vget_low_s8(x1), vget_low_s8(y1))), vpaddlq_s16(vmull_high_s8(x1, y1)));
 }
 
 #if defined(TERN_SDOT_FN)
-TERN_SDOT_FN void vec_dot_q8_0_sdot(int64_t n, float * s, const void * vx, const void * vy) {
-    TERN_VEC_DOT_BODY(block_q8_0, levels_q8_0, block_sum_sdot)
-}
-TERN_SDOT_FN void vec_dot_q4_0_sdot(int64_t n, float * s, const void * vx, const void * vy) {
-    TERN_VEC_DOT_BODY(block_q4_0, levels_q4_0, block_sum_sdot)
+TERN_SDOT_FN inline void lanes8_sdot(int8x16_t x0, int8x16_t x1, const int8_t * y, int32x4_t * l0, int32x4_t * l1) {
+    *l0 = vdotq_s32(vdupq_n_s32(0), x0, vld1q_s8(y));
+    *l1 = vdotq_s32(vdupq_n_s32(0), x1, vld1q_s8(y + 16));
 }
 #endif
+#endif
 
-#undef TERN_VEC_DOT_BODY
+// ---- kernels ----------------------------------------------------------------------
 
-// Whether this CPU has SDOT (read once per fill; the set is filled once).
-bool cpu_has_sdot(void) {
-#if defined(TERN_SDOT_ALWAYS)
-    return true;
-#elif defined(TERN_SDOT_RUNTIME)
-    return (port_cpu_hwcap() & HWCAP_ASIMDDP) != 0;
+#define TERN_PER_BLOCK_BODY(block_sum)                                              \
+    const typename F::block * x = (const typename F::block *) vx;                   \
+    const typename F::act * y = (const typename F::act *) vy;                       \
+    float acc = 0.0f;                                                               \
+    for (int64_t ib = 0; ib < n / QK; ib++) {                                       \
+        int8x16_t lo, hi;                                                           \
+        F::levels(x[ib], &lo, &hi);                                                 \
+        const int32_t sumi = block_sum(lo, hi, y[ib].qs);                           \
+        acc = fmaf((float) sumi, f16(x[ib].d) * f16(y[ib].d), acc);                 \
+        if constexpr (F::affine) acc = fmaf(f16(x[ib].m), f16(y[ib].s), acc);       \
+    }                                                                               \
+    *s = acc;
+
+template <class F>
+void per_block_smull(int64_t n, float * s, const void * vx, const void * vy) {
+    TERN_PER_BLOCK_BODY(block_sum_smull)
+}
+#if defined(TERN_SDOT_FN)
+template <class F>
+TERN_SDOT_FN void per_block_sdot(int64_t n, float * s, const void * vx, const void * vy) {
+    TERN_PER_BLOCK_BODY(block_sum_sdot)
+}
+#endif
+#undef TERN_PER_BLOCK_BODY
+
+#if defined(__aarch64__)
+#define TERN_LANES8_BODY(lanes8)                                                    \
+    const typename F::block * x = (const typename F::block *) vx;                   \
+    const typename F::act * y = (const typename F::act *) vy;                       \
+    float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);                 \
+    float summs = 0.0f;                                                             \
+    for (int64_t ib = 0; ib < n / QK; ib++) {                                       \
+        int8x16_t lo, hi;                                                           \
+        F::levels(x[ib], &lo, &hi);                                                 \
+        int32x4_t l0, l1;                                                           \
+        lanes8(lo, hi, y[ib].qs, &l0, &l1);                                         \
+        const float32x4_t d = vdupq_n_f32(f16(x[ib].d) * f16(y[ib].d));             \
+        acc0 = vfmaq_f32(acc0, d, vcvtq_f32_s32(l0));                               \
+        acc1 = vfmaq_f32(acc1, d, vcvtq_f32_s32(l1));                               \
+        if constexpr (F::affine) summs = fmaf(f16(x[ib].m), f16(y[ib].s), summs);   \
+    }                                                                               \
+    /* t = (a0+a4, a1+a5, a2+a6, a3+a7); then (t0 + t2) + (t1 + t3) */             \
+    const float32x4_t t = vaddq_f32(acc0, acc1);                                    \
+    const float32x2_t u = vadd_f32(vget_low_f32(t), vget_high_f32(t));              \
+    const float r = vget_lane_f32(u, 0) + vget_lane_f32(u, 1);                      \
+    *s = F::affine ? r + summs : r;
+
+template <class F>
+void lanes8_kernel_smull(int64_t n, float * s, const void * vx, const void * vy) {
+    TERN_LANES8_BODY(lanes8_smull)
+}
+#if defined(TERN_SDOT_FN)
+template <class F>
+TERN_SDOT_FN void lanes8_kernel_sdot(int64_t n, float * s, const void * vx, const void * vy) {
+    TERN_LANES8_BODY(lanes8_sdot)
+}
+#endif
+#undef TERN_LANES8_BODY
+#endif
+
+// Type t gets F's PER_BLOCK (or LANES8) kernel, SDOT where the CPU has it.
+template <class F>
+void set_per_block(tern_kernel_set * ks, tern_type t, bool sdot) {
+    ks->vec_dot[t] = per_block_smull<F>;
+#if defined(TERN_SDOT_FN)
+    if (sdot) ks->vec_dot[t] = per_block_sdot<F>;
 #else
-    return false;
+    (void) sdot;
 #endif
 }
+
+#if defined(__aarch64__)
+template <class F>
+void set_lanes8(tern_kernel_set * ks, tern_type t, bool sdot) {
+    ks->vec_dot[t] = lanes8_kernel_smull<F>;
+#if defined(TERN_SDOT_FN)
+    if (sdot) ks->vec_dot[t] = lanes8_kernel_sdot<F>;
+#else
+    (void) sdot;
+#endif
+}
+#endif
 
 }  // namespace
 
 void tern_fill_vec_dot_neon(tern_kernel_set * ks) {
-    const bool sdot = cpu_has_sdot();
+    const bool sdot = neon_has_sdot();
+    (void) ks;
     (void) sdot;
 #if TERN_WITH_TYPE_Q8_0
-    ks->vec_dot[TERN_TYPE_Q8_0] = vec_dot_q8_0_smull;
+    set_per_block<fmt_q8_0>(ks, TERN_TYPE_Q8_0, sdot);
 #endif
 #if TERN_WITH_TYPE_Q4_0
-    ks->vec_dot[TERN_TYPE_Q4_0] = vec_dot_q4_0_smull;
+    set_per_block<fmt_q4_0>(ks, TERN_TYPE_Q4_0, sdot);
 #endif
-#if defined(TERN_SDOT_FN)
-    if (sdot) {
-#if TERN_WITH_TYPE_Q8_0
-        ks->vec_dot[TERN_TYPE_Q8_0] = vec_dot_q8_0_sdot;
+#if TERN_WITH_TYPE_Q4_1
+    set_per_block<fmt_q4_1>(ks, TERN_TYPE_Q4_1, sdot);
 #endif
-#if TERN_WITH_TYPE_Q4_0
-        ks->vec_dot[TERN_TYPE_Q4_0] = vec_dot_q4_0_sdot;
+#if defined(__aarch64__)
+#if TERN_WITH_TYPE_Q5_0
+    set_lanes8<fmt_q5_0>(ks, TERN_TYPE_Q5_0, sdot);
 #endif
-    }
+#if TERN_WITH_TYPE_Q5_1
+    set_lanes8<fmt_q5_1>(ks, TERN_TYPE_Q5_1, sdot);
+#endif
+#if TERN_WITH_TYPE_IQ4_NL
+    set_lanes8<fmt_iq4_nl>(ks, TERN_TYPE_IQ4_NL, sdot);
+#endif
 #endif
 }
 
