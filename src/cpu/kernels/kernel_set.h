@@ -126,7 +126,8 @@ void tern_fill_vec_neon(tern_kernel_set * ks);
 void tern_fill_vec_dot_neon(tern_kernel_set * ks);         // Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL
 void tern_fill_vec_dot_kquant_neon(tern_kernel_set * ks);  // Q2_K .. Q6_K
 void tern_fill_quantize_neon(tern_kernel_set * ks);        // activation quantizers
-void tern_fill_gemm_legacy_neon(tern_kernel_set * ks);     // tiles: SMMLA / SDOT
+void tern_fill_gemm_legacy_neon(tern_kernel_set * ks);     // SMMLA tiles: Q4_0 Q4_1 Q8_0
+void tern_fill_gemm_kquant_neon(tern_kernel_set * ks);     // SMMLA tiles: Q2_K .. Q6_K
 #endif
 
 }  // namespace tern
