@@ -91,7 +91,7 @@ static void test_wpm(const tern_vocab * v) {
 typedef void (*edit_fn)(gguf_writer * w, const tern_vocab * v);
 
 static tern_status load_edited(const test_vocab & src, const char * drop_key, edit_fn edit, test_vocab * t) {
-    std::vector<uint8_t> mem(arena_buffer_size(8u << 20));
+    std::vector<uint8_t> mem(arena_buffer_size(32u << 20));  // room for a rewritten token array
     tern_arena arena;
     arena_init(&arena, mem.data(), mem.size());
     gguf_writer w;
@@ -125,6 +125,56 @@ static void bos_out_of_range(gguf_writer * w, const tern_vocab * v) {
     gguf_writer_set_u32(w, "tokenizer.ggml.bos_token_id", (uint32_t) v->n_tokens);
 }
 
+// The jina-v2 pre-tokenizers give <mask> llama.cpp's LSTRIP attribute: it
+// takes the spaces before it. The qwen2 vocabulary rewritten with one rare
+// token renamed <mask> (user-defined) and tokenizer.ggml.pre = jina-v2-es.
+static const test_vocab * g_mask_src;
+static const tern_token k_mask_id = 151642;
+
+static void jina_with_mask(gguf_writer * w, const tern_vocab * v) {
+    gguf_writer_set_str(w, "tokenizer.ggml.pre", "jina-v2-es");
+    static std::vector<const char *> texts;
+    texts.assign((size_t) v->n_tokens, nullptr);
+    for (tern_token id = 0; id < v->n_tokens; id++) texts[(size_t) id] = vocab_token_text(v, id);
+    texts[(size_t) k_mask_id] = "<mask>";
+    CHECK_MSG(gguf_writer_set_arr_str(w, "tokenizer.ggml.tokens", texts.data(), (uint64_t) v->n_tokens) == TERN_OK, "%s",
+              tern_last_error());
+    static std::vector<int32_t> types;
+    for (uint64_t i = 0; i < g_mask_src->file.n_kv; i++) {
+        const gguf_kv & kv = g_mask_src->file.kv[i];
+        if (!gguf_str_eq(kv.key, "tokenizer.ggml.token_type")) continue;
+        types.resize((size_t) kv.arr_n);
+        memcpy(types.data(), kv.data, types.size() * sizeof(int32_t));
+    }
+    types[(size_t) k_mask_id] = 4;  // user-defined
+    CHECK_MSG(gguf_writer_set_arr(w, "tokenizer.ggml.token_type", GGUF_TYPE_INT32, types.data(), (uint64_t) types.size()) ==
+                  TERN_OK, "%s", tern_last_error());
+}
+
+static void jina_without_mask(gguf_writer * w, const tern_vocab *) { gguf_writer_set_str(w, "tokenizer.ggml.pre", "jina-v2-code"); }
+static void pre_gpt2(gguf_writer * w, const tern_vocab *) { gguf_writer_set_str(w, "tokenizer.ggml.pre", "gpt-2"); }
+
+static void test_jina_mask(const test_vocab & bpe) {
+    g_mask_src = &bpe;
+    test_vocab t;
+    CHECK(load_edited(bpe, NULL, jina_with_mask, &t) == TERN_OK);
+    const tern_vocab * v = &t.vocab;
+    std::vector<tern_token> got = test_tokenize(v, "a  <mask> b", false, true);
+    std::vector<tern_token> want = test_tokenize(v, "a", false, false);
+    want.push_back(k_mask_id);
+    for (tern_token id : test_tokenize(v, " b", false, false)) want.push_back(id);
+    CHECK_MSG(got == want, "jina-v2: <mask> does not take the spaces before it (%zu tokens, %zu expected)", got.size(),
+              want.size());
+    // Without <mask> the vocabulary still loads (llama.cpp warns), with GPT-2 splits.
+    test_vocab plain, gpt2;
+    CHECK(load_edited(bpe, NULL, jina_without_mask, &plain) == TERN_OK);
+    CHECK(load_edited(bpe, NULL, pre_gpt2, &gpt2) == TERN_OK);
+    for (const char * text : {"Hello world", "I'm 12345 years  old\n\n ok", "caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87!!"}) {
+        CHECK_MSG(test_tokenize(&plain.vocab, text, false, false) == test_tokenize(&gpt2.vocab, text, false, false),
+                  "jina-v2-code and gpt-2 split '%s' differently", text);
+    }
+}
+
 int main() {
     g_dir = tern_test_shared_dir();
     test_vocab spm, bpe, wpm;
@@ -139,6 +189,7 @@ int main() {
     if (load(&bpe, "qwen2")) {
         test_bpe(&bpe.vocab);
         expect_format_error(bpe, "tokenizer.ggml.merges", NULL, "tokenizer.ggml.merges");
+        test_jina_mask(bpe);
     }
     if (load(&wpm, "bert-bge")) test_wpm(&wpm.vocab);
     return tern_test_summary();

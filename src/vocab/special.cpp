@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/log.h"
 #include "core/sort.h"
 #include "vocab/vocab_internal.h"
 
@@ -103,8 +104,29 @@ static void set_strip_by_text(tern_vocab * v, uint16_t * attrs, const char * tex
     attrs[t] = (uint16_t) (on ? attrs[t] | bit : attrs[t] & ~bit);
 }
 
-// Model-specific attributes llama.cpp sets by general.name (Phi-3: special tokens eat following spaces).
+static bool str_has(gguf_str s, const char * needle) {
+    const size_t n = strlen(needle);
+    for (uint64_t i = 0; i + n <= s.len; i++) {
+        if (memcmp(s.data + i, needle, n) == 0) return true;
+    }
+    return false;
+}
+
+// Attributes llama.cpp sets by tokenizer or model name:
+// - the jina-v2 pre-tokenizers: <mask> eats the spaces before it (LSTRIP);
+//   a vocabulary without <mask> gets a warning, as in current llama.cpp;
+// - Phi-3 (general.name): special tokens eat following spaces.
 static void apply_model_attrs(const gguf_file * f, tern_vocab * v, uint16_t * attrs) {
+    gguf_str pre;
+    if (gguf_get_str(f, "tokenizer.ggml.pre", &pre) &&
+        (str_has(pre, "jina-v2-de") || str_has(pre, "jina-v2-es") || str_has(pre, "jina-v2-code"))) {
+        if (vocab_text_to_token(v, "<mask>", 6) < 0) {
+            TERN_LOGW("vocab: the %.*s pre-tokenizer expects a <mask> token; this vocabulary has none\n",
+                      (int) pre.len, pre.data);
+        }
+        set_strip_by_text(v, attrs, "<mask>", VOCAB_ATTR_LSTRIP, true);
+        return;
+    }
     gguf_str name;
     if (!gguf_get_str(f, "general.name", &name)) return;
     char lower[128];
