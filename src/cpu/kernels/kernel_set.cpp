@@ -95,6 +95,7 @@ void fill(set_id id, tern_kernel_set * ks) {
         tern_fill_quantize_neon(ks);
         tern_fill_gemm_legacy_neon(ks);
         tern_fill_gemm_kquant_neon(ks);
+        tern_fill_gemm_float_neon(ks);
         ks->name = "neon";
     }
 #endif

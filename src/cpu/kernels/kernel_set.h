@@ -128,6 +128,7 @@ void tern_fill_vec_dot_kquant_neon(tern_kernel_set * ks);  // Q2_K .. Q6_K
 void tern_fill_quantize_neon(tern_kernel_set * ks);        // activation quantizers
 void tern_fill_gemm_legacy_neon(tern_kernel_set * ks);     // SMMLA tiles: Q4_0 Q4_1 Q8_0
 void tern_fill_gemm_kquant_neon(tern_kernel_set * ks);     // SMMLA tiles: Q2_K .. Q6_K
+void tern_fill_gemm_float_neon(tern_kernel_set * ks);      // F32 F16 BF16 vec_dot
 #endif
 
 }  // namespace tern

@@ -9,6 +9,8 @@
 #include "cpu/kernels/vec.h"
 
 #include <arm_neon.h>
+#include <math.h>
+#include "cpu/kernels/exp_approx.h"
 
 namespace tern {
 
@@ -106,6 +108,91 @@ static void kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) {
     tern_kfp16_to_fp32_ref(n - i, x + i, y + i);
 }
 
+// A head's attention rows: each row exactly as kdot_f16 / kmad_f16 does it.
+static void kdot_f16_rows(int64_t n, int64_t n_rows, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride, float * out) {
+    for (int64_t j = 0; j < n_rows; j++) out[j] = kdot_f16(n, x, rows + j * stride);
+}
+
+static void kmad_f16_rows(int64_t n, int64_t n_rows, float * y, const tern_fp16 * rows, int64_t stride, const float * p) {
+    for (int64_t j = 0; j < n_rows; j++) {
+        if (p[j] != 0.0f) kmad_f16(n, y, rows + j * stride, p[j]);
+    }
+}
+
+// e^x as tern_exp_approx (exp_approx.h), 4 lanes: the same polynomial with
+// the same fused steps; 2^n built in the exponent bits, so x below -87 gives 0
+// and above 88 +inf (the reference gives subnormals below: a difference under
+// 1e-37), as the x86 sets do.
+static inline float32x4_t exp_approx4(float32x4_t x) {
+    const float32x4_t shifter = vdupq_n_f32(0x1.8p23f);
+    const float32x4_t z = vfmaq_f32(shifter, x, vdupq_n_f32(0x1.715476p+0f));
+    const float32x4_t n = vsubq_f32(z, shifter);
+    const float32x4_t b = vfmsq_f32(vfmsq_f32(x, n, vdupq_n_f32(0x1.62e4p-1f)), n, vdupq_n_f32(0x1.7f7d1cp-20f));
+    const float32x4_t u = vmulq_f32(b, b);
+    const float32x4_t j = vfmaq_f32(
+        vfmaq_f32(vdupq_n_f32(1.0f), vdupq_n_f32(0x1.ffffecp-1f), b), u,
+        vfmaq_f32(vfmaq_f32(vdupq_n_f32(0x1.fffdb6p-2f), vdupq_n_f32(0x1.555e66p-3f), b), u,
+                  vfmaq_f32(vdupq_n_f32(0x1.573e2ep-5f), vdupq_n_f32(0x1.0e4020p-7f), b)));
+    const int32x4_t e = vshlq_n_s32(vreinterpretq_s32_f32(z), 23);
+    const float32x4_t r = vreinterpretq_f32_s32(vaddq_s32(e, vreinterpretq_s32_f32(j)));
+    const uint32x4_t lo = vcltq_f32(x, vdupq_n_f32(-87.0f));
+    const uint32x4_t hi = vcgtq_f32(x, vdupq_n_f32(88.0f));
+    const float32x4_t r0 = vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(r), lo));
+    return vbslq_f32(hi, vdupq_n_f32(INFINITY), r0);
+}
+
+// The sum runs over the NON-ZERO exponentials in order, 4 at a time into one
+// vector of lanes: masked cells (e^-inf = 0) and where a cell sits in the
+// cache change nothing (kv_cache.h). Runs of 4 non-zero values take the
+// vector add directly; elsewhere they are staged in order until 4 are there.
+static float kexp_sum_f32(int64_t n, float * x, float max) {
+    const float32x4_t vmax = vdupq_n_f32(max);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    float stage[4];
+    int pending = 0;
+    auto push = [&](float e) {
+        stage[pending++] = e;
+        if (pending == 4) {
+            acc = vaddq_f32(acc, vld1q_f32(stage));
+            pending = 0;
+        }
+    };
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t e = exp_approx4(vsubq_f32(vld1q_f32(x + i), vmax));
+        vst1q_f32(x + i, e);
+        const uint32x4_t nz = vmvnq_u32(vceqq_f32(e, vdupq_n_f32(0.0f)));  // NaN counts as non-zero
+        if (vmaxvq_u32(nz) == 0) continue;
+        if (vminvq_u32(nz) != 0 && pending == 0) {
+            acc = vaddq_f32(acc, e);
+            continue;
+        }
+        for (int k = 0; k < 4; k++) {
+            if (x[i + k] != 0.0f) push(x[i + k]);  // NaN != 0: pushed
+        }
+    }
+    for (; i < n; i++) {
+        x[i] = tern_exp_approx(x[i] - max);
+        if (x[i] != 0.0f) push(x[i]);
+    }
+    // (0 + 2) + (1 + 3), then the staged values in order.
+    const float32x2_t h = vadd_f32(vget_low_f32(acc), vget_high_f32(acc));
+    float sum = vget_lane_f32(h, 0) + vget_lane_f32(h, 1);
+    for (int k = 0; k < pending; k++) sum += stage[k];
+    return sum;
+}
+
+static void kswiglu_f32(int64_t n, float * y, const float * g, const float * u) {
+    const float32x4_t one = vdupq_n_f32(1.0f);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t gv = vld1q_f32(g + i);
+        const float32x4_t e = exp_approx4(vnegq_f32(gv));
+        vst1q_f32(y + i, vmulq_f32(vdivq_f32(gv, vaddq_f32(one, e)), vld1q_f32(u + i)));
+    }
+    tern_kswiglu_f32_ref(n - i, y + i, g + i, u + i);
+}
+
 #endif  // __aarch64__
 
 void tern_fill_vec_neon(tern_kernel_set * ks) {
@@ -120,6 +207,10 @@ void tern_fill_vec_neon(tern_kernel_set * ks) {
     ks->mul_f32 = kmul_f32;
     ks->fp32_to_fp16 = kfp32_to_fp16;
     ks->fp16_to_fp32 = kfp16_to_fp32;
+    ks->dot_f16_rows = kdot_f16_rows;
+    ks->mad_f16_rows = kmad_f16_rows;
+    ks->exp_sum_f32 = kexp_sum_f32;
+    ks->swiglu_f32 = kswiglu_f32;
 #endif
 }
 
