@@ -5,9 +5,14 @@
 // per element (one multiply by the same inverse scale), and the conversion to
 // int by FCVTNS, which rounds half to even as nearbyintf and the reference's
 // magic-number rounding do for these magnitudes (|level| <= 128). The scales
-// themselves are the references' scalar expressions. A block holding NaN or
-// Inf (FMAXV propagates NaN; Inf is > FLT_MAX) gives levels 0 and a NaN scale,
-// as the references.
+// themselves are the references' scalar expressions. Two kinds of block, which
+// real activations do not produce, go to the reference's own code (one block
+// of it), so that the bytes stay the reference's there too:
+// - a NaN or Inf (FMAXV propagates NaN; Inf is > FLT_MAX): levels 0, scale NaN;
+// - a largest magnitude below 127 / FLT_MAX (~3.7e-37): the inverse scale
+//   overflows to Inf and the reference converts +-Inf to int (undefined in C
+//   for the Q8_0/Q8_1 cast, 0 from Q8_K's magic-number rounding) where FCVTNS
+//   would saturate. The scale is 0 there, so only the bytes would differ.
 // AArch64 only (FCVTNS and the across-vector reductions); a 32-bit ARM build
 // keeps the references.
 #include "cpu/kernels/kernel_set.h"
@@ -19,6 +24,8 @@
 #include <string.h>
 #include "core/fp16.h"
 #include "tensor/blocks.h"
+#include "tensor/quants.h"
+#include "tensor/quants_k.h"
 #endif
 
 namespace tern {
@@ -47,30 +54,37 @@ inline int8x16_t levels16(const float * x, float32x4_t s, int32x4_t cap) {
     return vcombine_s8(vqmovn_s16(lo), vqmovn_s16(hi));
 }
 
-// One 32-value block: q = round-half-even(x * (127 / amax)); returns amax / 127.
-float block_q8(const float * x, int8_t * qs) {
+// One 32-value block: q = round-half-even(x * (127 / amax)), *d = amax / 127.
+// false (nothing written) for a block the header leaves to the reference.
+bool block_q8(const float * x, int8_t * qs, float * d) {
     const float amax = abs_max(x, 32);
-    if (!(amax <= FLT_MAX)) {
-        memset(qs, 0, 32);
-        return NAN;
-    }
     const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+    if (!(amax <= FLT_MAX) || !(id <= FLT_MAX)) return false;
     const float32x4_t vid = vdupq_n_f32(id);
     const int32x4_t cap = vdupq_n_s32(127);  // never reached: |x * id| <= 127
     vst1q_s8(qs, levels16(x, vid, cap));
     vst1q_s8(qs + 16, levels16(x + 16, vid, cap));
-    return amax / 127.0f;
+    *d = amax / 127.0f;
+    return true;
 }
 
 void quantize_act_q8_0(const float * src, void * dst, int64_t n) {
     block_q8_0 * y = (block_q8_0 *) dst;
-    for (int64_t ib = 0; ib < n / 32; ib++) y[ib].d = tern_fp32_to_fp16(block_q8(src + ib * 32, y[ib].qs));
+    for (int64_t ib = 0; ib < n / 32; ib++) {
+        float d;
+        if (block_q8(src + ib * 32, y[ib].qs, &d)) y[ib].d = tern_fp32_to_fp16(d);
+        else tern_quantize_act_q8_0(src + ib * 32, &y[ib], 32);
+    }
 }
 
 void quantize_act_q8_1(const float * src, void * dst, int64_t n) {
     block_q8_1 * y = (block_q8_1 *) dst;
     for (int64_t ib = 0; ib < n / 32; ib++) {
-        const float d = block_q8(src + ib * 32, y[ib].qs);
+        float d;
+        if (!block_q8(src + ib * 32, y[ib].qs, &d)) {
+            tern_quantize_act_q8_1(src + ib * 32, &y[ib], 32);
+            continue;
+        }
         const int16x8_t pairs = vaddq_s16(vpaddlq_s8(vld1q_s8(y[ib].qs)), vpaddlq_s8(vld1q_s8(y[ib].qs + 16)));
         const int sum = vaddlvq_s16(pairs);
         y[ib].d = tern_fp32_to_fp16(d);
@@ -85,9 +99,8 @@ void quantize_row_q8_K(const float * src, void * dst, int64_t n) {
     for (int64_t ib = 0; ib < n / 256; ib++) {
         const float * x = src + ib * 256;
         const float am = abs_max(x, 256);
-        if (!(am <= FLT_MAX)) {
-            memset(&y[ib], 0, sizeof(block_q8_K));
-            y[ib].d = NAN;
+        if (!(am <= FLT_MAX)) {  // NaN or Inf: the reference's block
+            tern_quantize_row_q8_K(x, &y[ib], 256);
             continue;
         }
         if (am == 0.0f) {
@@ -102,6 +115,10 @@ void quantize_row_q8_K(const float * src, void * dst, int64_t n) {
             }
         }
         const float iscale = -127.0f / max;
+        if (!(fabsf(iscale) <= FLT_MAX)) {  // am < 127 / FLT_MAX: the reference's block
+            tern_quantize_row_q8_K(x, &y[ib], 256);
+            continue;
+        }
         const float32x4_t vis = vdupq_n_f32(iscale);
         const int32x4_t cap = vdupq_n_s32(127);  // x = -max gives +127.0 exactly; rounding up to 128 is capped
         for (int j = 0; j < 16; j++) {
