@@ -72,6 +72,7 @@ int main() {
         const int64_t K = tr->blck_size == 256 ? 512 : tr->blck_size == 32 ? 96 : 172;  // 172: not a multiple of 32
         test_type((tern_type) t, K, 37, 5, pools);
         test_type((tern_type) t, K, 19, 1, pools);  // decode: one activation row
+        test_type((tern_type) t, K, 11, 8192 / K + 3, pools);  // past the private-quantization size: shared rows + barrier
     }
     printf("%d weight types\n", n_types);
     CHECK(n_types >= 3);

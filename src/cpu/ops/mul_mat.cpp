@@ -2,7 +2,10 @@
 //
 // Phase 1 (unless the dot type is F32): the M activation rows are quantized
 // once to the weight's vec_dot_type (kernel set quantize_act) into the work
-// buffer, rows split across workers; a barrier.
+// buffer, rows split across workers; a barrier. A small input (decode: one
+// row) is instead quantized by every worker into its own slice of the work
+// buffer: a few hundred nanoseconds of repeated work cost less than the
+// barrier and the idle workers behind it, and the bytes are the same.
 // Phase 2: the output is cut into chunks of up to CHUNK_N weight rows x
 // CHUNK_M activation rows; workers claim chunks with a fetch_add until none
 // are left, so a slow core does not hold the others at the next barrier.
@@ -24,6 +27,13 @@ namespace {
 const int64_t CHUNK_M = 64;
 
 bool needs_conversion(const tern_type_traits * tr) { return tr->vec_dot_type != TERN_TYPE_F32; }
+
+// Inputs of at most this many values are quantized by every worker (no barrier).
+const int64_t PRIVATE_QUANT_MAX = 8192;
+
+bool private_quant(int64_t K, int64_t M) { return K * M <= PRIVATE_QUANT_MAX; }
+
+size_t padded64(size_t n) { return (n + 63) & ~(size_t) 63; }
 
 // Weight rows per chunk: at most 64 (a block of weights that stays in L2
 // while the activation rows stream past), and small enough that every worker
@@ -49,7 +59,15 @@ size_t tern_op_mul_mat_work_size(const tern_tensor * dst, int32_t n_threads) {
     const tern_tensor * x = dst->src[1];
     const tern_type_traits * tr = tern_type_traits_get(w->type);
     if (!needs_conversion(tr)) return 0;
-    return tern_row_size(tr->vec_dot_type, x->ne[0]) * (size_t) tern_n_rows(x);
+    // Rising with M, so the plan of the largest batch covers every smaller one:
+    // the shared rows, or one private copy per worker of up to the most rows a
+    // private input can have.
+    const int64_t K = x->ne[0], M = tern_n_rows(x);
+    const size_t row = tern_row_size(tr->vec_dot_type, K);
+    const int64_t m_private = M < PRIVATE_QUANT_MAX / K ? M : PRIVATE_QUANT_MAX / K;
+    const size_t shared = row * (size_t) M;
+    const size_t copies = m_private > 0 ? padded64(row * (size_t) m_private) * (size_t) n_threads : 0;
+    return shared > copies ? shared : copies;
 }
 
 void tern_op_mul_mat(const tern_op_ctx * c, tern_tensor * dst) {
@@ -61,16 +79,20 @@ void tern_op_mul_mat(const tern_op_ctx * c, tern_tensor * dst) {
 
     const bool convert = needs_conversion(tr);
     const size_t act_row_size = convert ? tern_row_size(tr->vec_dot_type, K) : 0;
+    const uint8_t * act = (const uint8_t *) x->data;
     if (convert) {
         const tern_from_float_fn quantize = ks->quantize_act[tr->vec_dot_type];
-        int64_t m0, m1;
-        tern_split_rows(M, c->ith, c->nth, &m0, &m1);
-        for (int64_t m = m0; m < m1; m++) {
-            quantize((const float *) tern_row_flat(x, m), (uint8_t *) c->work + m * act_row_size, K);
+        uint8_t * q = (uint8_t *) c->work;
+        int64_t m0 = 0, m1 = M;
+        if (private_quant(K, M)) {
+            q += padded64(act_row_size * (size_t) M) * (size_t) c->ith;
+        } else {
+            tern_split_rows(M, c->ith, c->nth, &m0, &m1);
         }
-        tern_threadpool_barrier(c->pool);
+        for (int64_t m = m0; m < m1; m++) quantize((const float *) tern_row_flat(x, m), q + m * act_row_size, K);
+        if (!private_quant(K, M)) tern_threadpool_barrier(c->pool);
+        act = q;
     }
-    const uint8_t * act = convert ? (const uint8_t *) c->work : (const uint8_t *) x->data;
     const size_t act_stride = convert ? act_row_size : x->nb[1];
     const tern_gemm_fn gemm = (convert || rows_uniform(x)) ? ks->gemm[w->type] : nullptr;
     const tern_vec_dot_fn vec_dot = ks->vec_dot[w->type];
