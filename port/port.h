@@ -77,6 +77,12 @@ size_t port_cond_size(void);
 tern_status port_thread_start(port_thread * t, port_thread_fn fn, void * arg);
 void port_thread_join(port_thread * t);
 int  port_thread_pin(port_thread * t, int cpu);   // 0 on success
+// The CPU the calling thread runs on now, or -1 where unknown.
+int  port_current_cpu(void);
+// Let t run on the CPUs it was started with except `cpu` (a later call
+// replaces the exclusion); nothing when that would leave none, or where
+// affinity is unknown. 0 when the mask was set.
+int  port_thread_keep_off_cpu(port_thread * t, int cpu);
 void port_mutex_init(port_mutex * m);
 void port_mutex_destroy(port_mutex * m);
 void port_mutex_lock(port_mutex * m);
@@ -86,6 +92,8 @@ void port_cond_destroy(port_cond * c);
 void port_cond_wait(port_cond * c, port_mutex * m);
 void port_cond_broadcast(port_cond * c);
 int  port_cpu_count(void);
+// CPUs the calling thread may run on (its affinity mask; port_cpu_count where unknown).
+int  port_cpus_allowed(void);
 // Give the processor to another runnable thread (sched_yield).
 void port_thread_yield(void);
 // Spin-wait hint (pause / yield instruction).

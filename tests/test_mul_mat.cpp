@@ -62,6 +62,36 @@ static void test_type(tern_type type, int64_t K, int64_t N, int64_t M, tern_thre
     CHECK_MSG(bad == 0, "%s K=%lld: %d values off", tr->name, (long long) K, bad);
 }
 
+// W x + b in one node (tg_mul_mat_bias) equals tg_add of the product, bit for
+// bit, for any thread count; a bias of the wrong length is refused.
+static void test_bias(tern_type type, int64_t K, int64_t N, int64_t M, tern_threadpool ** pools) {
+    const tern_type_traits * tr = tern_type_traits_get(type);
+    const size_t row = tern_row_size(type, K);
+    std::vector<float> wf = random_floats(g_rng, K * N), x = random_floats(g_rng, K * M, -2, 2), b = random_floats(g_rng, N, -1, 1);
+    std::vector<uint8_t> w(row * N);
+    for (int64_t n = 0; n < N; n++) tr->from_float(&wf[n * K], &w[n * row], K);
+    const int32_t threads[4] = { 1, 2, 3, 8 };
+    for (int k = 0; k < 4; k++) {
+        test_graph tg;
+        int64_t wne[2] = { K, N }, bne[1] = { N }, short_ne[1] = { N - 1 };
+        tern_tensor * xt = test_input(&tg.gb, TERN_TYPE_F32, 2, { K, M });
+        tern_tensor * wt = tg_external(&tg.gb, type, 2, wne, w.data());
+        tern_tensor * bt = tg_external(&tg.gb, TERN_TYPE_F32, 1, bne, b.data());
+        tern_tensor * fused = tg_mul_mat_bias(&tg.gb, wt, xt, bt);
+        tern_tensor * apart = tg_add(&tg.gb, tg_mul_mat(&tg.gb, wt, xt), bt);
+        CHECK_MSG(fused && apart, "%s: %s", tr->name, tern_last_error());
+        if (!fused || !apart) return;
+        CHECK(tg_mul_mat_bias(&tg.gb, wt, xt, tg_external(&tg.gb, TERN_TYPE_F32, 1, short_ne, b.data())) == NULL);
+        fused->flags |= TERN_TENSOR_OUTPUT;
+        apart->flags |= TERN_TENSOR_OUTPUT;
+        CHECK(tg.plan_for({ fused, apart }, threads[k]) == TERN_OK);
+        memcpy(xt->data, x.data(), x.size() * sizeof(float));
+        CHECK(tg.compute(pools[k]) == TERN_OK);
+        CHECK_MSG(memcmp(fused->data, apart->data, (size_t) (N * M) * sizeof(float)) == 0, "%s: bias fused != add, %d threads",
+                  tr->name, threads[k]);
+    }
+}
+
 int main() {
     tern_threadpool * pools[4] = { test_pool(1), test_pool(2), test_pool(3), test_pool(8) };
     int n_types = 0;
@@ -73,6 +103,8 @@ int main() {
         test_type((tern_type) t, K, 37, 5, pools);
         test_type((tern_type) t, K, 19, 1, pools);  // decode: one activation row
         test_type((tern_type) t, K, 11, 8192 / K + 3, pools);  // past the private-quantization size: shared rows + barrier
+        test_bias((tern_type) t, K, 37, 1, pools);
+        test_bias((tern_type) t, K, 37, 70, pools);  // two chunks of activation rows
     }
     printf("%d weight types\n", n_types);
     CHECK(n_types >= 3);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <thread>
 #include "cpu_test_util.h"
+#include "port.h"
 
 static int32_t expected_threads(int32_t n) { return TERN_WITH_THREADS ? n : 1; }
 
@@ -138,6 +139,59 @@ static void test_abort(int32_t n) {
     tern_threadpool_free(pool);
 }
 
+// port_thread_keep_off_cpu (what a worker calls when it finds itself on the
+// caller's CPU): the thread leaves that CPU, and a second call replaces the
+// exclusion rather than adding to it. Needs two CPUs the test may use.
+struct where_job {
+    std::atomic<int> ask{ 0 };    // bumped by the test: report your CPU
+    std::atomic<int> told{ 0 };   // bumped by the thread with `cpu` written
+    std::atomic<int> cpu{ -1 };
+    std::atomic<bool> stop{ false };
+};
+
+static void * where_fn(void * arg) {
+    where_job * j = (where_job *) arg;
+    int seen = 0;
+    while (!j->stop.load()) {
+        if (j->ask.load() == seen) {
+            std::this_thread::yield();
+            continue;
+        }
+        seen = j->ask.load();
+        j->cpu.store(tern::port_current_cpu());
+        j->told.fetch_add(1);
+    }
+    return NULL;
+}
+
+static int where_now(where_job * j) {
+    const int want = j->told.load() + 1;
+    j->ask.fetch_add(1);
+    while (j->told.load() < want) std::this_thread::yield();
+    return j->cpu.load();
+}
+
+static void test_keep_off_cpu() {
+    if (!TERN_WITH_THREADS || tern::port_cpus_allowed() < 2 || tern::port_current_cpu() < 0) {
+        printf("keep_off_cpu: needs threads, two CPUs and sched_getcpu: not run\n");
+        return;
+    }
+    std::vector<uint8_t> mem(tern::port_thread_size() + 64);
+    tern::port_thread * t = (tern::port_thread *) (((uintptr_t) mem.data() + 63) & ~(uintptr_t) 63);
+    where_job j;
+    CHECK(tern::port_thread_start(t, where_fn, &j) == TERN_OK);
+    const int c0 = where_now(&j);
+    CHECK(c0 >= 0);
+    CHECK(tern::port_thread_keep_off_cpu(t, c0) == 0);
+    for (int i = 0; i < 20; i++) CHECK_MSG(where_now(&j) != c0, "still on CPU %d", c0);
+    const int c1 = where_now(&j);
+    CHECK(tern::port_thread_keep_off_cpu(t, c1) == 0);  // c0 is allowed again, c1 not
+    for (int i = 0; i < 20; i++) CHECK_MSG(where_now(&j) != c1, "still on CPU %d", c1);
+    CHECK(tern::port_thread_keep_off_cpu(t, -1) != 0);
+    j.stop.store(true);
+    tern::port_thread_join(t);
+}
+
 int main() {
     for (int32_t n : { 1, 2, 3, 8 }) {
         test_kickoffs_and_barrier(n, 1 << 10);
@@ -146,5 +200,6 @@ int main() {
     }
     test_sleep_and_wake();
     test_init_in();
+    test_keep_off_cpu();
     return tern_test_summary();
 }

@@ -83,6 +83,8 @@ tern_status port_thread_start(port_thread *, port_thread_fn, void *) {
 }
 void port_thread_join(port_thread *) {}
 int port_thread_pin(port_thread *, int) { return -1; }
+int port_current_cpu(void) { return -1; }
+int port_thread_keep_off_cpu(port_thread *, int) { return -1; }
 void port_mutex_init(port_mutex *) {}
 void port_mutex_destroy(port_mutex *) {}
 void port_mutex_lock(port_mutex *) {}
@@ -92,6 +94,7 @@ void port_cond_destroy(port_cond *) {}
 void port_cond_wait(port_cond *, port_mutex *) {}
 void port_cond_broadcast(port_cond *) {}
 int port_cpu_count(void) { return 1; }
+int port_cpus_allowed(void) { return 1; }
 void port_thread_yield(void) {}
 
 }  // namespace tern

@@ -10,7 +10,13 @@
 
 namespace tern {
 
-struct port_thread { pthread_t handle; };
+struct port_thread {
+    pthread_t handle;
+#if defined(__linux__)
+    cpu_set_t allowed;  // the CPUs it was started with (its creator's mask)
+    bool      known;
+#endif
+};
 struct port_mutex { pthread_mutex_t m; };
 struct port_cond { pthread_cond_t c; };
 
@@ -21,6 +27,9 @@ size_t port_cond_size(void) { return sizeof(port_cond); }
 tern_status port_thread_start(port_thread * t, port_thread_fn fn, void * arg) {
     int rc = pthread_create(&t->handle, NULL, fn, arg);
     if (rc != 0) return tern_fail(TERN_ERR_INTERNAL, "pthread_create failed: %s", strerror(rc));
+#if defined(__linux__)
+    t->known = pthread_getaffinity_np(t->handle, sizeof(t->allowed), &t->allowed) == 0;
+#endif
     return TERN_OK;
 }
 
@@ -31,6 +40,27 @@ int port_thread_pin(port_thread * t, int cpu) {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(t->handle, sizeof(set), &set);
+#else
+    (void) t;
+    (void) cpu;
+    return -1;
+#endif
+}
+
+int port_current_cpu(void) {
+#if defined(__linux__)
+    return sched_getcpu();
+#else
+    return -1;
+#endif
+}
+
+int port_thread_keep_off_cpu(port_thread * t, int cpu) {
+#if defined(__linux__)
+    if (!t->known || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &t->allowed) || CPU_COUNT(&t->allowed) < 2) return -1;
+    cpu_set_t set = t->allowed;
+    CPU_CLR(cpu, &set);
     return pthread_setaffinity_np(t->handle, sizeof(set), &set);
 #else
     (void) t;
@@ -51,6 +81,14 @@ void port_cond_broadcast(port_cond * c) { pthread_cond_broadcast(&c->c); }
 int port_cpu_count(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int) n : 1;
+}
+
+int port_cpus_allowed(void) {
+#if defined(__linux__)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+#endif
+    return port_cpu_count();
 }
 
 void port_thread_yield(void) { sched_yield(); }

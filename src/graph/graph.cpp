@@ -283,6 +283,16 @@ tern_tensor * tg_mul_mat(tern_graph_builder * gb, tern_tensor * w, tern_tensor *
     return new_op(gb, TERN_OP_MUL_MAT, "mul_mat", TERN_TYPE_F32, x->n_dims < 2 ? 2 : x->n_dims, ne, w, x);
 }
 
+tern_tensor * tg_mul_mat_bias(tern_graph_builder * gb, tern_tensor * w, tern_tensor * x, tern_tensor * b) {
+    tern_tensor * t = tg_mul_mat(gb, w, x);
+    if (!t || !b) return NULL;
+    if (!f32_rows(b) || !tern_tensor_is_contiguous(b) || tern_tensor_nelements(b) != w->ne[1]) {
+        return builder_error(gb, TERN_ERR_SHAPE, "mul_mat", "bias " SHAPE_FMT " (need F32 [%lld])", SHAPE_ARGS(b), (long long) w->ne[1]);
+    }
+    t->src[2] = b;
+    return t;
+}
+
 tern_tensor * tg_rope_cache(tern_graph_builder * gb, tern_tensor * pos, const tern_rope_params * p) {
     if (!pos) return NULL;
     if (pos->type != TERN_TYPE_I32 || n_rows(pos) != 1 || p->n_rot <= 0 || p->n_rot % 2 != 0 ||

@@ -117,6 +117,9 @@ tern_tensor * tg_add(tern_graph_builder * gb, tern_tensor * a, tern_tensor * b);
 tern_tensor * tg_mul(tern_graph_builder * gb, tern_tensor * a, tern_tensor * b);
 tern_tensor * tg_scale(tern_graph_builder * gb, tern_tensor * a, float s);
 tern_tensor * tg_mul_mat(tern_graph_builder * gb, tern_tensor * w, tern_tensor * x);
+// W x + b in one node (b: F32 [w->ne[1]], added to each output row as the chunk is
+// written; the same floats as tg_add of the product, one node and barrier less).
+tern_tensor * tg_mul_mat_bias(tern_graph_builder * gb, tern_tensor * w, tern_tensor * x, tern_tensor * b);
 tern_tensor * tg_rope_cache(tern_graph_builder * gb, tern_tensor * pos, const tern_rope_params * p);
 tern_tensor * tg_rope(tern_graph_builder * gb, tern_tensor * x, tern_tensor * cache);
 tern_tensor * tg_set_rows(tern_graph_builder * gb, tern_tensor * dst, tern_tensor * rows, tern_tensor * idx);

@@ -23,11 +23,12 @@ struct forward_builder {
         return t;
     }
 
-    // y = W x (+ b)
+    // y = W x (+ b): an F32 bias is added by the product's node itself.
     tern_tensor * linear(tern_tensor * x, const model_weight & w, const model_weight & b) {
+        if (!b.data) return tg_mul_mat(gb, weight(w), x);
+        if (b.type == TERN_TYPE_F32) return tg_mul_mat_bias(gb, weight(w), x, weight(b));
         tern_tensor * y = tg_mul_mat(gb, weight(w), x);
-        if (y && b.data) y = tg_add(gb, y, weight(b));
-        return y;
+        return y ? tg_add(gb, y, weight(b)) : NULL;
     }
 
     tern_tensor * input(tern_type type, int64_t ne0, int64_t ne1, const char * name) {

@@ -9,6 +9,8 @@
 // Phase 2: the output is cut into chunks of up to CHUNK_N weight rows x
 // CHUNK_M activation rows; workers claim chunks with a fetch_add until none
 // are left, so a slow core does not hold the others at the next barrier.
+// A bias (src[2], F32 [N]) is added to a chunk's outputs right after it is
+// computed: the floats of a separate ADD node, without its pass and barrier.
 // A chunk is one gemm tile call (kernel_set.h), or one vec_dot per output
 // where the set has no tile kernel for the type; weights repacked at load
 // (TERN_TENSOR_REPACKED) go through the set's gemm_repacked in whole groups,
@@ -17,6 +19,7 @@
 // depend on the thread count, the chunking or the batch split.
 #include "cpu/ops/ops.h"
 #include "cpu/kernels/kernel_set.h"
+#include "cpu/kernels/vec.h"
 #include "cpu/threadpool.h"
 #include "tensor/types.h"
 
@@ -107,29 +110,34 @@ void tern_op_mul_mat(const tern_op_ctx * c, tern_tensor * dst) {
     const uint8_t * wdata = (const uint8_t *) w->data;
     const size_t w_stride = w->nb[1];
     float * out = (float *) dst->data;  // contiguous: (n, m) at m * N + n
+    const float * bias = dst->src[2] ? (const float *) dst->src[2]->data : nullptr;  // [N] or none
     for (;;) {
         const int64_t chunk = (int64_t) c->chunk->fetch_add(1, std::memory_order_relaxed);
         if (chunk >= n_chunks) break;
         // Consecutive chunks share their weight rows (m varies fastest).
-        int64_t n0 = (chunk / n_chunks_m) * cn;
+        const int64_t chunk_n0 = (chunk / n_chunks_m) * cn;
         const int64_t m0 = (chunk % n_chunks_m) * CHUNK_M;
-        int64_t nr = N - n0 < cn ? N - n0 : cn;
+        const int64_t chunk_nr = N - chunk_n0 < cn ? N - chunk_n0 : cn;
         const int64_t nc = M - m0 < CHUNK_M ? M - m0 : CHUNK_M;
+        int64_t n0 = chunk_n0, nr = chunk_nr;
         if (n0 < n_grouped) {
             const int64_t ng = n_grouped - n0 < nr ? n_grouped - n0 : nr;
             ks->gemm_repacked[w->type](K, ng, nc, wdata + n0 * w_stride, w_stride, act + m0 * act_stride, act_stride,
                                        out + m0 * N + n0, N);
-            if (ng == nr) continue;
             n0 += ng;  // the rows past the last group, in the file layout
             nr -= ng;
         }
-        if (gemm) {
+        if (nr > 0 && gemm) {
             gemm(K, nr, nc, wdata + n0 * w_stride, w_stride, act + m0 * act_stride, act_stride, out + m0 * N + n0, N);
-            continue;
+        } else if (nr > 0) {
+            for (int64_t m = m0; m < m0 + nc; m++) {
+                const void * a = convert ? (const void *) (act + m * act_stride) : (const void *) tern_row_flat(x, m);
+                for (int64_t n = n0; n < n0 + nr; n++) vec_dot(K, &out[m * N + n], wdata + n * w_stride, a);
+            }
         }
-        for (int64_t m = m0; m < m0 + nc; m++) {
-            const void * a = convert ? (const void *) (act + m * act_stride) : (const void *) tern_row_flat(x, m);
-            for (int64_t n = n0; n < n0 + nr; n++) vec_dot(K, &out[m * N + n], wdata + n * w_stride, a);
+        if (bias) {
+            // [chunk_nr] of each of the chunk's nc output rows, while they are in cache
+            for (int64_t m = m0; m < m0 + nc; m++) tern_kadd_f32(chunk_nr, out + m * N + chunk_n0, out + m * N + chunk_n0, bias + chunk_n0);
         }
     }
 }

@@ -43,7 +43,7 @@
 //
 // Tiles: one group x up to 4 activation columns (PER_BLOCK, LANES8 without
 // offset) or 3 (LANES8 with offset: the quad sums cost registers). Each block
-// prefetches the whole block 4 ahead in its group. (Two groups per tile of
+// prefetches the whole block about 8 KiB ahead in its group. (Two groups per tile of
 // one column, sharing the activation's broadcasts, were 10% faster on
 // LANES8 weights in L3 and 15% slower streaming from DRAM, where decode is.)
 #include "cpu/kernels/kernel_set.h"
@@ -69,7 +69,10 @@ const int R = 16;                 // rows per group (zmm lanes)
 const int QK = 32;                // values per block
 const int L = 8;                  // quads per block
 const int64_t SUM_BLOCKS = 1024;  // activation block sums kept on the stack (K <= 32768)
-const int PREFETCH_BLOCKS = 4;    // blocks ahead in a group
+// How far ahead a tile prefetches its group, in whole blocks: about 8 KiB
+// whatever the block size (Q8_0 read 7% faster in decode than with 4 blocks,
+// 2.2 KiB; Q4_0 the same within noise).
+const size_t PREFETCH_BYTES = 8192;
 
 inline float f16(tern_fp16 h) { return _cvtsh_ss(h); }
 
@@ -253,7 +256,7 @@ inline __m512i load_quad(const uint8_t * g, int l) {
 
 template <typename F>
 inline void prefetch_block(const uint8_t * g) {
-    for (size_t o = 0; o < F::BYTES; o += 64) _mm_prefetch((const char *) (g + PREFETCH_BLOCKS * F::BYTES + o), _MM_HINT_T0);
+    for (size_t o = 0; o < F::BYTES; o += 64) _mm_prefetch((const char *) (g + PREFETCH_BYTES / F::BYTES * F::BYTES + o), _MM_HINT_T0);
 }
 
 // PER_BLOCK: one group of 16 rows x C activation columns. sums: C rows of nb
