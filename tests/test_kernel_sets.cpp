@@ -47,8 +47,14 @@ std::vector<float> random_row(int64_t n) {
 // Sets about a quarter of the int8 levels of a Q8_0 / Q8_1 row to the
 // extremes -128 and 127: a file can hold them though the quantizers never
 // write -128, and the kernels must stay exact there too (no int16 overflow).
+// Block 0 is the worst case of a block total: every activation level 127
+// and (for Q4_0 Q4_1 Q5_0 Q5_1 weights) every weight level at its maximum.
 void set_extreme_levels(tern_type type, uint8_t * row, int64_t n) {
     size_t block_size, qs_offset;
+    if (type == TERN_TYPE_Q4_0) { memset(row + offsetof(block_q4_0, qs), 0xFF, 16); return; }
+    if (type == TERN_TYPE_Q4_1) { memset(row + offsetof(block_q4_1, qs), 0xFF, 16); return; }
+    if (type == TERN_TYPE_Q5_0) { memset(row + offsetof(block_q5_0, qh), 0xFF, 4 + 16); return; }
+    if (type == TERN_TYPE_Q5_1) { memset(row + offsetof(block_q5_1, qh), 0xFF, 4 + 16); return; }
     if (type == TERN_TYPE_Q8_0) { block_size = sizeof(block_q8_0); qs_offset = offsetof(block_q8_0, qs); }
     else if (type == TERN_TYPE_Q8_1) { block_size = sizeof(block_q8_1); qs_offset = offsetof(block_q8_1, qs); }
     else return;
@@ -56,8 +62,8 @@ void set_extreme_levels(tern_type type, uint8_t * row, int64_t n) {
         int8_t * qs = (int8_t *) (row + b * block_size + qs_offset);
         for (int j = 0; j < 32; j++) {
             const unsigned r = g_rng() % 8;
-            if (r == 0) qs[j] = -128;
-            else if (r == 1) qs[j] = 127;
+            if (b == 0 || r == 1) qs[j] = 127;
+            else if (r == 0) qs[j] = -128;
         }
     }
 }

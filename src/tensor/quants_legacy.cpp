@@ -48,31 +48,32 @@ inline void unpack_5bit(const uint8_t * qs, const uint8_t * qh, int8_t * q /* [3
     for (int j = 0; j < QK; j++) q[j] = (int8_t) ((q[j] | (high_bit(qh, j) << 4)) - offset);
 }
 
-// Dot products sum in the float order of the kernels llama.cpp runs on the
-// x86 machine that made the reference logits (AVX-512 with AMX-INT8, so its
-// AMX buffer type takes every weight type that has an AMX kernel). Integer
-// sums are exact in any order; only the float steps below matter.
+// Dot products sum in one of two float orders. Integer sums are exact in
+// any order; only the float steps below matter, and every SIMD kernel
+// repeats them so that it gives the reference's bits.
 //
-// PER_BLOCK (Q4_0, Q4_1, Q8_0: AMX kernels, ggml-cpu/amx/mmq.cpp; prompt
-// and single-row paths alike): SIMD lanes there are output columns, so each
-// output has ONE float accumulator, fed once per 32-element block:
+// PER_BLOCK (Q4_0, Q4_1, Q8_0, Q5_0, Q5_1): each output has ONE float
+// accumulator, fed once per 32-element block (llama.cpp's AMX kernels,
+// ggml-cpu/amx/mmq.cpp, and ggml's scalar code sum so):
 //   acc = fma((float) sum_j q[j] * y.qs[j], x.d * y.d, acc)
-//   acc = fma(x.m, y.s, acc)                       Q4_1 only
+//   acc = fma(x.m, y.s, acc)                       Q4_1, Q5_1
+// Q5_0 and Q5_1 followed llama.cpp's AVX2/tinyBLAS LANES8 order until
+// 2026-11-26; the semantic parity freed them, and one int32 block
+// total per output instead of eight float lanes made the prompt tiles of
+// qwen2.5-0.5b Q4_K_M (whose 896-wide matrices fall back to Q5_0) 1.5-1.9x
+// faster. Parity with llama.cpp is the envelope rule, not its lane order.
 //
-// LANES8 (Q5_0, Q5_1, IQ4_NL: no AMX kernel): one __m256 accumulator = 8
+// LANES8 (IQ4_NL: no AMX kernel): one __m256 accumulator = 8
 // float lanes; per block, lane l gets the int sum of elements 4l..4l+3
 // (maddubs + madd, or dpbusd):
 //   acc_l = fma(x.d * y.d, (float) lane_l, acc_l)
 // then hsum of the __m256 (high half onto low half, then pairs):
 //   ((acc_0 + acc_4) + (acc_2 + acc_6)) + ((acc_1 + acc_5) + (acc_3 + acc_7)).
-// - Q5_0, IQ4_NL with >= 2 activation rows (prompt): tinyBLAS_Q0_AVX (llamafile
-//   sgemm). The AVX2 ggml_vec_dot_q5_0_q8_0 for a single row has the same
-//   order; ggml_vec_dot_iq4_nl_q8_0 keeps two accumulators (even and odd
-//   blocks) added before the hsum: this follows the prompt path, which the
-//   reference logits test.
-// - Q5_1: AVX2 ggml_vec_dot_q5_1_q8_1 (no tinyBLAS), which adds the block
-//   offsets in a scalar after the lanes (GCC contracts `summs += m * s`):
-//   summs = fma(x.m, y.s, summs); result = hsum(acc) + summs.
+// - IQ4_NL with >= 2 activation rows (prompt): tinyBLAS_Q0_AVX (llamafile
+//   sgemm); ggml_vec_dot_iq4_nl_q8_0 keeps two accumulators (even and odd
+//   blocks) added before the hsum: this follows the prompt path. (The AVX2
+//   tiles cannot give IQ4_NL's signed levels a one-total block cheaply:
+//   maddubs would saturate on table value + 128.)
 // (The AMX kernels apply only when the weight has a multiple of 32 rows, as
 // every tensor of the test models does.)
 enum dot_order { PER_BLOCK, LANES8 };
@@ -98,14 +99,14 @@ struct fmt_q5_0 {
     typedef block_q5_0 block;
     typedef block_q8_0 act;
     static const bool affine = false;
-    static const dot_order order = LANES8;
+    static const dot_order order = PER_BLOCK;
     static void levels(const block & b, int8_t * q) { unpack_5bit(b.qs, b.qh, q, 16); }
 };
 struct fmt_q5_1 {
     typedef block_q5_1 block;
     typedef block_q8_1 act;
     static const bool affine = true;
-    static const dot_order order = LANES8;
+    static const dot_order order = PER_BLOCK;
     static void levels(const block & b, int8_t * q) { unpack_5bit(b.qs, b.qh, q, 0); }
 };
 struct fmt_q8_0 {

@@ -184,10 +184,10 @@ void tern_fill_vec_dot_neon(tern_kernel_set * ks) {
 #endif
 #if defined(__aarch64__)
 #if TERN_WITH_TYPE_Q5_0
-    set_lanes8<fmt_q5_0>(ks, TERN_TYPE_Q5_0, sdot);
+    set_per_block<fmt_q5_0>(ks, TERN_TYPE_Q5_0, sdot);
 #endif
 #if TERN_WITH_TYPE_Q5_1
-    set_lanes8<fmt_q5_1>(ks, TERN_TYPE_Q5_1, sdot);
+    set_per_block<fmt_q5_1>(ks, TERN_TYPE_Q5_1, sdot);
 #endif
 #if TERN_WITH_TYPE_IQ4_NL
     set_lanes8<fmt_iq4_nl>(ks, TERN_TYPE_IQ4_NL, sdot);

@@ -12,14 +12,14 @@
 // - Q4_0 Q4_1: unsigned levels u <= 15 (Q4_0's level is u - 8); the pairs
 //   of all eight groups add up in int16 (at most 8 * 2 * 15 * 128 = 30720)
 //   before one madd makes the block total;
-// - Q5_0 Q5_1: u <= 31, madd per group (the quads the LANES8 order needs);
-//   the fifth bits (qh) spread to bytes with a shuffle, a mask and a min;
+// - Q5_0 Q5_1: u <= 31: four groups' pairs add up in int16 (4 * 2 * 31 *
+//   128 = 31744), the two halves in int32; the fifth bits (qh) spread to
+//   bytes with a shuffle, a mask and a min;
 // - IQ4_NL: signed table values x (-127..113) times signed activations y
 //   as maddubs(|y|, x * sign(y)): |y| <= 128 fits the unsigned operand and
 //   -x the signed one, where the usual |x|, y * sign(x) fails for y = -128.
-// Offsets come back exactly: Q4_0's (8) in int32 as 8 * the activation
-// block's sum, computed once per activation block; Q5_0's (16) pair by pair
-// in int16, maddubs(16, y) subtracted before the madd.
+// Offsets come back exactly: Q4_0's (8) and Q5_0's (16) in int32 as off *
+// the activation block's sum, computed once per activation block.
 // Q8_0 (signed x signed, up to -128 * -128) has its own tile: per row both
 // sides widened to int16 and madd-ed, the 8 rows' partial sums reduced by a
 // hadd tree into one vector of row totals.
@@ -27,15 +27,15 @@
 // Float part: the references' operations (tensor/quants_legacy.cpp), lane by
 // lane, so a tile gives the scalar reference's bits and each output depends
 // only on its two rows, whatever tile it falls in:
-//   PER_BLOCK (Q4_0 Q4_1 Q8_0)  acc = fma((float) sumi, d_w * d_a, acc)
-//                               (+ acc = fma(m_w, s_a, acc) for Q4_1)
-//   LANES8 (Q5_0 Q5_1 IQ4_NL)   acc_l = fma(d_w * d_a, (float) lane_l, acc_l)
+//   PER_BLOCK (Q4_0 Q4_1 Q5_0 Q5_1 Q8_0)
+//                               acc = fma((float) sumi, d_w * d_a, acc)
+//                               (+ acc = fma(m_w, s_a, acc) for Q4_1 Q5_1)
+//   LANES8 (IQ4_NL)             acc_l = fma(d_w * d_a, (float) lane_l, acc_l)
 //                               for the 8 quads l, one ymm per quad; at the
-//                               end ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7))
-//                               (+ summs = fma(m_w, s_a, summs) for Q5_1).
+//                               end ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)).
 // Tiles (shape<F>): decode (one activation column) 16 rows, as two row
 // vectors of 8, the weights prefetched ahead; prompt 8 rows x 8 columns
-// (Q4_0 Q4_1), x 4 (LANES8), x 2 (Q8_0); weight groups unpacked once per
+// (Q4_0 Q4_1 Q5_0 Q5_1), x 4 (IQ4_NL), x 2 (Q8_0); weight groups unpacked once per
 // block and row vector and reused by every column of the tile. Rows past the
 // end of a short tile repeat the last row (computed, not stored).
 #include "cpu/kernels/kernel_set.h"
@@ -221,6 +221,7 @@ struct fmt_q4_0 {
     typedef block_q4_0 block;
     typedef block_q8_0 act;
     static const int off = 8;
+    static const bool five_bit = false;
     static const bool affine = false, lanes8 = false, tree = false;
     template <typename ROWS>
     static void load(const ROWS & rv, size_t bo, bool pf, __m256i g[], __m256 * d, __m256 *) {
@@ -235,6 +236,7 @@ struct fmt_q4_1 {
     typedef block_q4_1 block;
     typedef block_q8_1 act;
     static const int off = 0;
+    static const bool five_bit = false;
     static const bool affine = true, lanes8 = false, tree = false;
     template <typename ROWS>
     static void load(const ROWS & rv, size_t bo, bool pf, __m256i g[], __m256 * d, __m256 * m) {
@@ -258,7 +260,8 @@ struct fmt_q5_0 {
     typedef block_q5_0 block;
     typedef block_q8_0 act;
     static const int off = 16;
-    static const bool affine = false, lanes8 = true, tree = false, signed_levels = false;
+    static const bool five_bit = true;
+    static const bool affine = false, lanes8 = false, tree = false, signed_levels = false;
     template <typename ROWS>
     static void load(const ROWS & rv, size_t bo, bool pf, __m256i g[], __m256 * d, __m256 *) {
         __m128i x[LANES];
@@ -286,7 +289,8 @@ struct fmt_q5_1 {
     typedef block_q5_1 block;
     typedef block_q8_1 act;
     static const int off = 0;
-    static const bool affine = true, lanes8 = true, tree = false, signed_levels = false;
+    static const bool five_bit = true;
+    static const bool affine = true, lanes8 = false, tree = false, signed_levels = false;
     template <typename ROWS>
     static void load(const ROWS & rv, size_t bo, bool pf, __m256i g[], __m256 * d, __m256 * m) {
         __m128i x[LANES];
@@ -384,8 +388,11 @@ inline bool prefetch_now(int & count, int every) {
     return now;
 }
 
-// Block total (int32 per row) of the unsigned groups g (levels 0..15)
-// against activation block qs: the pairs of the eight groups add up in int16.
+// Block total (int32 per row) of the unsigned groups g against activation
+// block qs. Levels <= 15 (U5 false): the pairs of all eight groups add up in
+// int16 (at most 8 * 2 * 15 * 128 = 30720). Levels <= 31: four groups per
+// int16 sum (4 * 2 * 31 * 128 = 31744), the two halves added in int32.
+template <bool U5>
 inline __m256i per_block_total(const __m256i * g, const uint8_t * qs) {
     __m256i s0 = _mm256_maddubs_epi16(g[0], act_group(qs, 0));
     __m256i s1 = _mm256_maddubs_epi16(g[1], act_group(qs, 1));
@@ -394,7 +401,9 @@ inline __m256i per_block_total(const __m256i * g, const uint8_t * qs) {
         s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(g[j], act_group(qs, j)));
         s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(g[j + 1], act_group(qs, j + 1)));
     }
-    return _mm256_madd_epi16(_mm256_add_epi16(s0, s1), _mm256_set1_epi16(1));
+    const __m256i ones = _mm256_set1_epi16(1);
+    if constexpr (U5) return _mm256_add_epi32(_mm256_madd_epi16(s0, ones), _mm256_madd_epi16(s1, ones));
+    return _mm256_madd_epi16(_mm256_add_epi16(s0, s1), ones);
 }
 
 // PER_BLOCK tile: RV row vectors x NC columns. ysum: the activation blocks'
@@ -423,7 +432,7 @@ void tile_per_block(int64_t nb, const ROWS * rv, const uint8_t * const * ap, con
             for (int c = 0; c < NC; c++) {
                 const uint8_t * y = ap[c] + ao;
                 const uint8_t * qs = act_qs<F>(y);
-                __m256i t = per_block_total(g, qs);
+                __m256i t = per_block_total<F::five_bit>(g, qs);
                 if constexpr (F::off != 0) {
                     t = _mm256_add_epi32(t, _mm256_set1_epi32(-F::off * (ysum ? ysum[b * NC + c] : block_sum(qs))));
                 }

@@ -22,12 +22,12 @@
 // Float part: the references' operations (tensor/quants_legacy.cpp), lane by
 // lane, so a tile gives the scalar reference's bits and each output depends
 // only on its two rows, whatever tile it falls in:
-//   PER_BLOCK (Q4_0 Q4_1 Q8_0)  acc = fma((float) sumi, d_w * d_a, acc)
-//                               (+ acc = fma(m_w, s_a, acc) for Q4_1)
-//   LANES8 (Q5_0 Q5_1 IQ4_NL)   acc_l = fma(d_w * d_a, (float) lane_l, acc_l)
+//   PER_BLOCK (Q4_0 Q4_1 Q5_0 Q5_1 Q8_0)
+//                               acc = fma((float) sumi, d_w * d_a, acc)
+//                               (+ acc = fma(m_w, s_a, acc) for Q4_1 Q5_1)
+//   LANES8 (IQ4_NL)             acc_l = fma(d_w * d_a, (float) lane_l, acc_l)
 //                               for the 8 quads l, one zmm per quad; at the
-//                               end ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7))
-//                               (+ summs = fma(m_w, s_a, summs) for Q5_1).
+//                               end ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7)).
 // The rows' fp16 d (and m, qh) are packed four (two) to a general register
 // during the walk: a vpgatherdd per block is slower on the machines measured.
 //
@@ -267,7 +267,7 @@ struct fmt_q5_0 {
     typedef block_q5_0 block;
     typedef block_q8_0 act;
     static const int off = 16;
-    static const bool affine = false, lanes8 = true;
+    static const bool affine = false, lanes8 = false;
     template <typename ROWS>
     static void load(const ROWS & rv, size_t bo, bool pf, __m512i g[GROUPS], __m512 * d, __m512 *) {
         __m128i x[LANES];
@@ -281,7 +281,7 @@ struct fmt_q5_1 {
     typedef block_q5_1 block;
     typedef block_q8_1 act;
     static const int off = 0;
-    static const bool affine = true, lanes8 = true;
+    static const bool affine = true, lanes8 = false;
     template <typename ROWS>
     static void load(const ROWS & rv, size_t bo, bool pf, __m512i g[GROUPS], __m512 * d, __m512 * m) {
         __m128i x[LANES];

@@ -34,12 +34,12 @@
 // Float part: the scalar reference's operations (tensor/quants_legacy.cpp),
 // lane by lane, so every output equals the reference's bits, whatever tile
 // or thread computes it:
-//   PER_BLOCK (Q4_0 Q4_1 Q8_0)  acc = fma((float) sumi, d_w * d_a, acc)
-//                               (+ acc = fma(m_w, s_a, acc) for Q4_1)
-//   LANES8 (Q5_0 Q5_1 IQ4_NL)   acc_l = fma(d_w * d_a, (float) lane_l, acc_l)
+//   PER_BLOCK (Q4_0 Q4_1 Q5_0 Q5_1 Q8_0)
+//                               acc = fma((float) sumi, d_w * d_a, acc)
+//                               (+ acc = fma(m_w, s_a, acc) for Q4_1 Q5_1)
+//   LANES8 (IQ4_NL)             acc_l = fma(d_w * d_a, (float) lane_l, acc_l)
 //                               for the 8 quads l, one zmm per quad; at the
 //                               end ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7))
-//                               (+ summs = fma(m_w, s_a, summs) for Q5_1)
 //
 // Tiles: one group x up to 4 activation columns (PER_BLOCK, LANES8 without
 // offset) or 3 (LANES8 with offset: the quad sums cost registers). Each block
@@ -125,7 +125,7 @@ struct fmt_q5_0 {
     typedef block_q5_0 block;
     typedef block_q8_0 act;
     static const fmt_kind kind = fmt_kind::q5;
-    static const bool affine = false, lanes8 = true;
+    static const bool affine = false, lanes8 = false;
     static const int OFFSET = 16;
     [[maybe_unused]] static const size_t M_AT = 0, H_AT = 2 * R, QS_AT = 2 * R + 64, BYTES = QS_AT + 4 * 64;
 };
@@ -133,7 +133,7 @@ struct fmt_q5_1 {
     typedef block_q5_1 block;
     typedef block_q8_1 act;
     static const fmt_kind kind = fmt_kind::q5;
-    static const bool affine = true, lanes8 = true;
+    static const bool affine = true, lanes8 = false;
     static const int OFFSET = 0;
     static const size_t M_AT = 2 * R, H_AT = 4 * R, QS_AT = 4 * R + 64, BYTES = QS_AT + 4 * 64;
 };

@@ -4,7 +4,7 @@
 // Integer part (where SIMD pays). One 32-value block is one __m256i of levels
 // times one __m256i of activation levels; the products are summed, exactly,
 // into 8 int32 lanes. Lane l holds the products of elements 4l..4l+3, which
-// is the lane the LANES8 references need (quants_legacy.cpp):
+// is the lane the LANES8 reference (IQ4_NL) needs (quants_legacy.cpp):
 // - unsigned levels (nibbles, 5-bit values): maddubs gives pairs in int16
 //   (at most 2 * 31 * 128, no saturation), madd with ones the quads. An
 //   offset (Q4_0: level = u - 8) is subtracted as maddubs(offset, y) in int16.
@@ -174,7 +174,7 @@ struct fmt_q5_0 {
     typedef block_q5_0 block;
     typedef block_q8_0 act;
     static const bool affine = false, permuted = false;
-    static const dot_order order = LANES8;
+    static const dot_order order = PER_BLOCK;
     static __m256i lanes(const block & x, __m256i y) {
         return lanes_unsigned<16>(_mm256_or_si256(unpack_nibbles(x.qs), unpack_high_bits(x.qh)), y);
     }
@@ -183,7 +183,7 @@ struct fmt_q5_1 {
     typedef block_q5_1 block;
     typedef block_q8_1 act;
     static const bool affine = true, permuted = false;
-    static const dot_order order = LANES8;
+    static const dot_order order = PER_BLOCK;
     static __m256i lanes(const block & x, __m256i y) {
         return lanes_unsigned<0>(_mm256_or_si256(unpack_nibbles(x.qs), unpack_high_bits(x.qh)), y);
     }
