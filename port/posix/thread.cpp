@@ -35,39 +35,27 @@ tern_status port_thread_start(port_thread * t, port_thread_fn fn, void * arg) {
 
 void port_thread_join(port_thread * t) { pthread_join(t->handle, NULL); }
 
-int port_thread_pin(port_thread * t, int cpu) {
 #if defined(__linux__)
+int port_thread_pin(port_thread * t, int cpu) {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     return pthread_setaffinity_np(t->handle, sizeof(set), &set);
-#else
-    (void) t;
-    (void) cpu;
-    return -1;
-#endif
 }
 
-int port_current_cpu(void) {
-#if defined(__linux__)
-    return sched_getcpu();
-#else
-    return -1;
-#endif
-}
+int port_current_cpu(void) { return sched_getcpu(); }
 
 int port_thread_keep_off_cpu(port_thread * t, int cpu) {
-#if defined(__linux__)
     if (!t->known || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &t->allowed) || CPU_COUNT(&t->allowed) < 2) return -1;
     cpu_set_t set = t->allowed;
     CPU_CLR(cpu, &set);
     return pthread_setaffinity_np(t->handle, sizeof(set), &set);
-#else
-    (void) t;
-    (void) cpu;
-    return -1;
-#endif
 }
+#else  // no affinity: placement is the scheduler's
+int port_thread_pin(port_thread *, int) { return -1; }
+int port_current_cpu(void) { return -1; }
+int port_thread_keep_off_cpu(port_thread *, int) { return -1; }
+#endif
 
 void port_mutex_init(port_mutex * m) { pthread_mutex_init(&m->m, NULL); }
 void port_mutex_destroy(port_mutex * m) { pthread_mutex_destroy(&m->m); }

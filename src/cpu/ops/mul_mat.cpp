@@ -18,6 +18,7 @@
 // computed by one call from its two rows alone, so the result does not
 // depend on the thread count, the chunking or the batch split.
 #include "cpu/ops/ops.h"
+#include "core/arena.h"
 #include "cpu/kernels/kernel_set.h"
 #include "cpu/kernels/vec.h"
 #include "cpu/threadpool.h"
@@ -35,8 +36,6 @@ bool needs_conversion(const tern_type_traits * tr) { return tr->vec_dot_type != 
 const int64_t PRIVATE_QUANT_MAX = 8192;
 
 bool private_quant(int64_t K, int64_t M) { return K * M <= PRIVATE_QUANT_MAX; }
-
-size_t padded64(size_t n) { return (n + 63) & ~(size_t) 63; }
 
 // Weight rows per chunk: at most 64 (a block of weights that stays in L2
 // while the activation rows stream past), and small enough that every worker
@@ -69,7 +68,7 @@ size_t tern_op_mul_mat_work_size(const tern_tensor * dst, int32_t n_threads) {
     const size_t row = tern_row_size(tr->vec_dot_type, K);
     const int64_t m_private = M < PRIVATE_QUANT_MAX / K ? M : PRIVATE_QUANT_MAX / K;
     const size_t shared = row * (size_t) M;
-    const size_t copies = m_private > 0 ? padded64(row * (size_t) m_private) * (size_t) n_threads : 0;
+    const size_t copies = m_private > 0 ? arena_padded(row * (size_t) m_private) * (size_t) n_threads : 0;
     return shared > copies ? shared : copies;
 }
 
@@ -85,15 +84,16 @@ void tern_op_mul_mat(const tern_op_ctx * c, tern_tensor * dst) {
     const uint8_t * act = (const uint8_t *) x->data;
     if (convert) {
         const tern_from_float_fn quantize = ks->quantize_act[tr->vec_dot_type];
+        const bool own_copy = private_quant(K, M);
         uint8_t * q = (uint8_t *) c->work;
         int64_t m0 = 0, m1 = M;
-        if (private_quant(K, M)) {
-            q += padded64(act_row_size * (size_t) M) * (size_t) c->ith;
+        if (own_copy) {
+            q += arena_padded(act_row_size * (size_t) M) * (size_t) c->ith;
         } else {
             tern_split_rows(M, c->ith, c->nth, &m0, &m1);
         }
         for (int64_t m = m0; m < m1; m++) quantize((const float *) tern_row_flat(x, m), q + m * act_row_size, K);
-        if (!private_quant(K, M)) tern_threadpool_barrier(c->pool);
+        if (!own_copy) tern_threadpool_barrier(c->pool);
         act = q;
     }
     const size_t act_stride = convert ? act_row_size : x->nb[1];
