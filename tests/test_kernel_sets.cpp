@@ -122,6 +122,22 @@ void test_vector_kernels(const tern_kernel_set * ks) {
         ks->fp16_to_fp32(n, h1.data(), a1.data());
         tern_kfp16_to_fp32_ref(n, h1.data(), a2.data());
         CHECK(memcmp(a1.data(), a2.data(), n * 4) == 0);
+        // scale_mask_max: masked cells (also over a NaN score), mask NULL, a NaN that must come out.
+        {
+            std::vector<float> m = random_row(n), s1(x), s2(x);
+            for (int64_t i = 0; i < n; i += 3) m[i] = -INFINITY;
+            if (n > 4) s1[3] = s2[3] = NAN;  // masked: no NaN out
+            for (const float * mp : {(const float *) m.data(), (const float *) NULL}) {
+                std::vector<float> t1(s1), t2(s2);
+                const float m1 = ks->scale_mask_max_f32(n, t1.data(), 0.125f, mp), m2 = tern_kscale_mask_max_f32_ref(n, t2.data(), 0.125f, mp);
+                CHECK_MSG(memcmp(t1.data(), t2.data(), n * 4) == 0, "%s scale_mask_max n=%lld", ks->name, (long long) n);
+                CHECK_MSG((m1 == m2) || (m1 != m1 && m2 != m2), "%s scale_mask_max n=%lld: max %g vs %g", ks->name, (long long) n, m1, m2);
+                CHECK_MSG((mp != NULL || n <= 4) == (m2 == m2), "scale_mask_max ref n=%lld: NaN %s", (long long) n, mp ? "kept" : "lost");
+            }
+            std::vector<float> t1(x);
+            t1[n - 1] = NAN;  // last lane or the tail: still NaN
+            CHECK_MSG(ks->scale_mask_max_f32(n, t1.data(), 1.0f, NULL) != ks->scale_mask_max_f32(n, t1.data(), 1.0f, NULL), "%s scale_mask_max n=%lld: NaN lost", ks->name, (long long) n);
+        }
         // exp_sum (softmax) with masked cells and a wide range; swiglu with large gates.
         std::vector<float> e1((size_t) n), e2;
         std::uniform_real_distribution<float> range(-100.0f, 0.0f);
@@ -146,28 +162,40 @@ void test_vector_kernels(const tern_kernel_set * ks) {
 }
 
 // Attention rows (dot_f16_rows, mad_f16_rows) for head sizes that stay in
-// registers and sizes that do not; strides wider than the row.
+// registers and sizes that do not; strides wider than the row; groups of 1, 3
+// and 8 query heads (GQA). A head's dot with a row must not depend on the group
+// it came in or where the row sits (attention leaves masked cells out): each is
+// compared bit for bit with that head and row computed alone.
 void test_attention_rows(const tern_kernel_set * ks) {
     for (int64_t n : {8, 16, 24, 32, 64, 80, 128, 256}) {
-        const int64_t n_rows = 37, stride = n + 16;
-        std::vector<float> x = random_row(n), rows_f = random_row(n_rows * stride), p = random_row(n_rows), y0 = random_row(n);
-        std::vector<tern_fp16> xh(n), rows((size_t) (n_rows * stride));
-        tern_kfp32_to_fp16_ref(n, x.data(), xh.data());
-        tern_kfp32_to_fp16_ref(n_rows * stride, rows_f.data(), rows.data());
-        for (int64_t j = 0; j < n_rows; j += 5) p[j] = 0.0f;
-        std::vector<float> got((size_t) n_rows), want((size_t) n_rows);
-        ks->dot_f16_rows(n, n_rows, xh.data(), rows.data(), stride, got.data());
-        tern_kdot_f16_rows_ref(n, n_rows, xh.data(), rows.data(), stride, want.data());
-        for (int64_t j = 0; j < n_rows; j++) {
-            double mag = 0;
-            for (int64_t i = 0; i < n; i++) mag += fabs(tern_fp16_to_fp32(xh[i]) * tern_fp16_to_fp32(rows[j * stride + i]));
-            CHECK_MSG(fabs(got[j] - want[j]) <= 1e-5 * mag + 1e-6, "%s dot_f16_rows n=%lld row %lld: %g vs %g", ks->name,
-                      (long long) n, (long long) j, got[j], want[j]);
+        for (int64_t n_x : {1, 3, 8}) {
+            const int64_t n_rows = 37, stride = n + 16, out_stride = n_rows + 3;
+            std::vector<float> x = random_row(n_x * n), rows_f = random_row(n_rows * stride), p = random_row(n_x * out_stride),
+                               y0 = random_row(n_x * n);
+            std::vector<tern_fp16> xh((size_t) (n_x * n)), rows((size_t) (n_rows * stride));
+            tern_kfp32_to_fp16_ref(n_x * n, x.data(), xh.data());
+            tern_kfp32_to_fp16_ref(n_rows * stride, rows_f.data(), rows.data());
+            for (int64_t j = 0; j < n_x * out_stride; j += 5) p[j] = 0.0f;
+            std::vector<float> got((size_t) (n_x * out_stride)), want((size_t) (n_x * out_stride)), alone((size_t) n_rows);
+            ks->dot_f16_rows(n, n_rows, n_x, xh.data(), rows.data(), stride, got.data(), out_stride);
+            tern_kdot_f16_rows_ref(n, n_rows, n_x, xh.data(), rows.data(), stride, want.data(), out_stride);
+            for (int64_t g = 0; g < n_x; g++) {
+                for (int64_t j = 0; j < n_rows; j++) ks->dot_f16_rows(n, 1, 1, xh.data() + g * n, rows.data() + j * stride, stride, &alone[j], 1);
+                for (int64_t j = 0; j < n_rows; j++) {
+                    double mag = 0;
+                    for (int64_t i = 0; i < n; i++) mag += fabs(tern_fp16_to_fp32(xh[g * n + i]) * tern_fp16_to_fp32(rows[j * stride + i]));
+                    const float v = got[g * out_stride + j];
+                    CHECK_MSG(fabs(v - want[g * out_stride + j]) <= 1e-5 * mag + 1e-6, "%s dot_f16_rows n=%lld n_x=%lld head %lld row %lld: %g vs %g",
+                              ks->name, (long long) n, (long long) n_x, (long long) g, (long long) j, v, want[g * out_stride + j]);
+                    CHECK_MSG(memcmp(&v, &alone[j], sizeof v) == 0, "%s dot_f16_rows n=%lld n_x=%lld head %lld row %lld: %g grouped, %g alone",
+                              ks->name, (long long) n, (long long) n_x, (long long) g, (long long) j, v, alone[j]);
+                }
+            }
+            std::vector<float> y1(y0), y2(y0);
+            ks->mad_f16_rows(n, n_rows, n_x, y1.data(), rows.data(), stride, p.data(), out_stride);
+            tern_kmad_f16_rows_ref(n, n_rows, n_x, y2.data(), rows.data(), stride, p.data(), out_stride);
+            CHECK_MSG(y1 == y2, "%s mad_f16_rows n=%lld n_x=%lld", ks->name, (long long) n, (long long) n_x);
         }
-        std::vector<float> y1(y0), y2(y0);
-        ks->mad_f16_rows(n, n_rows, y1.data(), rows.data(), stride, p.data());
-        tern_kmad_f16_rows_ref(n, n_rows, y2.data(), rows.data(), stride, p.data());
-        CHECK_MSG(y1 == y2, "%s mad_f16_rows n=%lld", ks->name, (long long) n);
     }
 }
 

@@ -64,8 +64,9 @@ struct tern_kernel_set {
     void   (*mul_f32)(int64_t n, float * z, const float * x, const float * y);
     void   (*fp32_to_fp16)(int64_t n, const float * x, tern_fp16 * y);
     void   (*fp16_to_fp32)(int64_t n, const tern_fp16 * x, float * y);
-    void   (*dot_f16_rows)(int64_t n, int64_t n_rows, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride, float * out);
-    void   (*mad_f16_rows)(int64_t n, int64_t n_rows, float * y, const tern_fp16 * rows, int64_t stride, const float * p);
+    void   (*dot_f16_rows)(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride, float * out, int64_t out_stride);
+    void   (*mad_f16_rows)(int64_t n, int64_t n_rows, int64_t n_y, float * y, const tern_fp16 * rows, int64_t stride, const float * p, int64_t p_stride);
+    float  (*scale_mask_max_f32)(int64_t n, float * x, float s, const float * mask);
     float  (*exp_sum_f32)(int64_t n, float * x, float max);
     void   (*swiglu_f32)(int64_t n, float * y, const float * g, const float * u);
 

@@ -37,11 +37,18 @@ TERN_KERNEL_PAIR(void, tern_kmul_f32, mul_f32, (int64_t n, float * z, const floa
 TERN_KERNEL_PAIR(void, tern_kfp32_to_fp16, fp32_to_fp16, (int64_t n, const float * x, tern_fp16 * y), (n, x, y))
 // exact: F16 -> F32.
 TERN_KERNEL_PAIR(void, tern_kfp16_to_fp32, fp16_to_fp32, (int64_t n, const tern_fp16 * x, float * y), (n, x, y))
-// out[j] = dot_f16(n, x, rows + j * stride) for j < n_rows (stride in elements).
-TERN_KERNEL_PAIR(void, tern_kdot_f16_rows, dot_f16_rows, (int64_t n, int64_t n_rows, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride, float * out), (n, n_rows, x, rows, stride, out))
-// exact: y[i] = y[i] + p[j] * f32(rows[j * stride + i]) for j = 0 .. n_rows-1 in order,
-// rows with p[j] == 0 skipped (mad_f16 per row).
-TERN_KERNEL_PAIR(void, tern_kmad_f16_rows, mad_f16_rows, (int64_t n, int64_t n_rows, float * y, const tern_fp16 * rows, int64_t stride, const float * p), (n, n_rows, y, rows, stride, p))
+// out[g * out_stride + j] = dot_f16(n, x + g * n, rows + j * stride) for g < n_x,
+// j < n_rows (strides in elements): n_x query heads against the same rows
+// (grouped-query attention reads each K row once for its heads). A query's
+// result does not depend on n_x or on the other queries.
+TERN_KERNEL_PAIR(void, tern_kdot_f16_rows, dot_f16_rows, (int64_t n, int64_t n_rows, int64_t n_x, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride, float * out, int64_t out_stride), (n, n_rows, n_x, x, rows, stride, out, out_stride))
+// exact: y[g * n + i] = y[g * n + i] + p[g * p_stride + j] * f32(rows[j * stride + i])
+// for j = 0 .. n_rows-1 in order and each g < n_y, terms with p == 0 skipped
+// (mad_f16 per row and query).
+TERN_KERNEL_PAIR(void, tern_kmad_f16_rows, mad_f16_rows, (int64_t n, int64_t n_rows, int64_t n_y, float * y, const tern_fp16 * rows, int64_t stride, const float * p, int64_t p_stride), (n, n_rows, n_y, y, rows, stride, p, p_stride))
+// exact: x[i] = -inf where mask[i] == -inf, else x[i] * s + mask[i] (mask NULL:
+// x[i] * s); returns the largest new x[i], or NaN when one of them is NaN.
+TERN_KERNEL_PAIR(float, tern_kscale_mask_max_f32, scale_mask_max_f32, (int64_t n, float * x, float s, const float * mask), (n, x, s, mask))
 // x[i] = e^(x[i] - max) with the approximate exponential (exp_approx.h);
 // returns sum_i x[i] (float, summed in the set's lane order).
 TERN_KERNEL_PAIR(float, tern_kexp_sum_f32, exp_sum_f32, (int64_t n, float * x, float max), (n, x, max))

@@ -19,6 +19,7 @@ void tern_fill_scalar(tern_kernel_set * ks) {
     ks->fp16_to_fp32 = tern_kfp16_to_fp32_ref;
     ks->dot_f16_rows = tern_kdot_f16_rows_ref;
     ks->mad_f16_rows = tern_kmad_f16_rows_ref;
+    ks->scale_mask_max_f32 = tern_kscale_mask_max_f32_ref;
     ks->exp_sum_f32 = tern_kexp_sum_f32_ref;
     ks->swiglu_f32 = tern_kswiglu_f32_ref;
     for (int t = 0; t < TERN_TYPE_COUNT; t++) {

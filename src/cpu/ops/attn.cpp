@@ -7,19 +7,25 @@
 //   p16_j   = F16(p_j)                     with an F16 V (ggml converts kq to V's type)
 //   out     = sum_j p16_j * v_j            in float, j ascending (kernel mad_f16_rows)
 //
-// With an F16 cache the dots of all n_kv cells are computed in one kernel call
-// (masked ones too: cheaper than a call per cell) and masked cells are
-// skipped in the V product. Each (token, head) row is computed by one worker in a fixed
-// order, whatever the thread count; head h reads kv head h / (n_head /
-// n_head_kv) (GQA). Two passes over the scores: simple, and the row of n_kv
-// floats stays in L1/L2 for the context sizes Tern targets.
-// Scratch per worker: q16 [hd], scores [n_kv], p16 [n_kv], slice [hd + 64].
+// Work is split over (token, KV head, part of its query heads): the query heads
+// that share a KV head (GQA: head h reads KV head h / (n_head / n_head_kv)) go
+// to the kernels together, so an F16 K or V row is read and converted once for
+// all of them. The heads of a group are split into parts only when there are
+// too few (token, KV head) pairs to keep every thread busy (decode). A head's
+// result never depends on its group or part: logits are the same for any
+// thread count. With an F16 cache the dots of all n_kv cells are computed in
+// one kernel call (masked ones too: cheaper than a call per cell) and masked
+// cells are skipped in the V product. Two passes over the scores: simple, and
+// a group's rows of n_kv floats stay in L2 for the context sizes Tern targets.
+// Scratch per worker: q16 [group, hd], scores [group, n_kv], p16 [n_kv],
+// slice [hd + 64].
 //
 // A quantized cache (Q8_0, Q4_0: tern_context_params type_k / type_v) comes
 // as the 2-D cache [n_embd_gqa, n_kv] (a head's slice need not be whole
 // blocks). Each cell's head slice is dequantized (the blocks covering it,
-// into `slice`) and met in float: s_j = dot(q, k_j), out += p_j * v_j with
-// p_j unrounded. Masked cells are skipped before dequantizing.
+// into `slice`) and met in float, one head at a time: s_j = dot(q, k_j),
+// out += p_j * v_j with p_j unrounded. Masked cells are skipped before
+// dequantizing.
 #include "cpu/ops/ops.h"
 #include "core/arena.h"
 #include "core/fp16.h"
@@ -43,12 +49,19 @@ bool is_quantized_cache(const tern_tensor * t) { return t->type != TERN_TYPE_F16
 // Cells attended: ne[2] of a [hd, n_head_kv, n_kv] view, ne[1] of a 2-D quantized cache.
 int64_t n_cells_of(const tern_tensor * t) { return is_quantized_cache(t) ? t->ne[1] : t->ne[2]; }
 
+// Query heads per KV head.
+int64_t group_of(const tern_tensor * dst) {
+    const tern_tensor * k = dst->src[1];
+    const int64_t hd = dst->src[0]->ne[0], n_head = dst->src[0]->ne[1];
+    return n_head / (is_quantized_cache(k) ? k->ne[0] / hd : k->ne[1]);
+}
+
 attn_scratch_layout scratch_layout(const tern_tensor * dst) {
-    const int64_t hd = dst->src[0]->ne[0], n_kv = n_cells_of(dst->src[1]);
+    const int64_t hd = dst->src[0]->ne[0], n_kv = n_cells_of(dst->src[1]), group = group_of(dst);
     const int64_t hd_v = dst->ne[0] / dst->src[0]->ne[1];
     attn_scratch_layout l;
-    l.q16 = arena_padded((size_t) hd * sizeof(tern_fp16));
-    l.scores = arena_padded((size_t) n_kv * sizeof(float));
+    l.q16 = arena_padded((size_t) (group * hd) * sizeof(tern_fp16));
+    l.scores = arena_padded((size_t) (group * n_kv) * sizeof(float));
     l.p16 = arena_padded((size_t) n_kv * sizeof(tern_fp16));
     l.slice = arena_padded((size_t) ((hd > hd_v ? hd : hd_v) + 64) * sizeof(float));
     return l;
@@ -70,18 +83,76 @@ size_t tern_op_attn_work_size(const tern_tensor * dst, int32_t n_threads) {
     return (size_t) n_threads * scratch_layout(dst).total();
 }
 
+namespace {
+
+// Cells a token attends: up to its last unmasked one, rounded up to 8 (never
+// past n_kv). The cells after it are masked (-inf, p = 0) and change no bit:
+// the kernels give a cell's dot and a query's softmax the same operations
+// whatever the count (exp_sum's vector/tail split falls on a multiple of 8).
+// Causal prompts thus skip the masked half of the dots.
+int64_t cells_to_attend(const float * mr, int64_t n_kv) {
+    if (!mr) return n_kv;
+    int64_t n = n_kv;
+    while (n > 0 && mr[n - 1] == -INFINITY) n--;
+    n = (n + 7) / 8 * 8;
+    return n < n_kv ? n : n_kv;
+}
+
+struct attn_args {
+    const tern_tensor * q, * k, * v, * mask;
+    tern_tensor * dst;
+    float scale;
+    int64_t hd, hd_v, n_kv;
+    const tern_kernel_set * ks;
+};
+
+// Scores of one head (row `sc` holding the raw dots with an F16 K) -> scale,
+// mask, softmax; sc becomes p (unnormalized) and *inv the normalizer.
+// Returns false when the output is decided already: NaN (a NaN score must reach
+// the output, not vanish as "every cell masked") or 0 (every cell masked).
+bool softmax_row(const attn_args & a, const float * qr, int64_t hk, const float * mr, float * sc, float * slice, float * out,
+                 float * inv) {
+    if (a.k->type != TERN_TYPE_F16) {  // dots one cell at a time, masked cells skipped
+        const bool k_q = is_quantized_cache(a.k);
+        for (int64_t j = 0; j < a.n_kv; j++) {
+            if (mr && mr[j] == -INFINITY) {
+                sc[j] = 0.0f;  // becomes -inf below
+                continue;
+            }
+            sc[j] = k_q ? a.ks->dot_f32(a.hd, qr, dequant_slice(a.k, j, hk * a.hd, a.hd, slice))
+                        : a.ks->dot_f32(a.hd, qr, (const float *) tern_row_ptr(a.k, hk, j, 0));
+        }
+    }
+    const float max = a.ks->scale_mask_max_f32(a.n_kv, sc, a.scale, mr);
+    const bool nan = max != max;
+    if (nan) {
+        for (int64_t i = 0; i < a.hd_v; i++) out[i] = NAN;
+        return false;
+    }
+    memset(out, 0, (size_t) a.hd_v * sizeof(float));
+    if (max == -INFINITY) return false;  // every cell masked
+    *inv = 1.0f / a.ks->exp_sum_f32(a.n_kv, sc, max);  // e^-inf = 0 for masked cells
+    return true;
+}
+
+}  // namespace
+
 void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
-    const tern_tensor * q = dst->src[0];     // F32 [hd, n_head, n_tokens]
-    const tern_tensor * k = dst->src[1];     // F16/F32 [hd, n_head_kv, n_kv]
-    const tern_tensor * v = dst->src[2];     // F16/F32 [hd_v, n_head_kv, n_kv]
-    const tern_tensor * mask = dst->src[3];  // F32 [>= n_kv, >= n_tokens] or NULL
-    const float scale = tg_param_f32(dst, 0);
-    const int64_t hd = q->ne[0], n_head = q->ne[1], n_tokens = q->ne[2];
-    const bool k_q = is_quantized_cache(k), v_q = is_quantized_cache(v);
-    const int64_t hd_v = dst->ne[0] / n_head, n_kv = n_cells_of(k);
-    const int64_t group = n_head / (k_q ? k->ne[0] / hd : k->ne[1]);
-    const bool k_f16 = k->type == TERN_TYPE_F16, v_f16 = v->type == TERN_TYPE_F16;
-    const tern_kernel_set * ks = tern_kernels();
+    attn_args a;
+    a.q = dst->src[0];     // F32 [hd, n_head, n_tokens]
+    a.k = dst->src[1];     // F16/F32 [hd, n_head_kv, n_kv], or quantized [n_embd_gqa, n_kv]
+    a.v = dst->src[2];     // F16/F32 [hd_v, n_head_kv, n_kv], or quantized [n_embd_v_gqa, n_kv]
+    a.mask = dst->src[3];  // F32 [>= n_kv, >= n_tokens] or NULL
+    a.dst = dst;           // F32 [hd_v * n_head, n_tokens]
+    a.scale = tg_param_f32(dst, 0);
+    a.hd = a.q->ne[0];
+    const int64_t n_kv = n_cells_of(a.k);
+    a.ks = tern_kernels();
+    const int64_t n_head = a.q->ne[1], n_tokens = a.q->ne[2];
+    a.hd_v = dst->ne[0] / n_head;
+    const int64_t group = group_of(dst), n_head_kv = n_head / group;
+    const bool k_f16 = a.k->type == TERN_TYPE_F16, v_f16 = a.v->type == TERN_TYPE_F16, v_q = is_quantized_cache(a.v);
+    const tern_kernel_set * ks = a.ks;
 
     const attn_scratch_layout lay = scratch_layout(dst);
     uint8_t * scratch = (uint8_t *) c->work + (size_t) c->ith * lay.total();
@@ -90,59 +161,59 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
     tern_fp16 * p16 = (tern_fp16 *) (scratch + lay.q16 + lay.scores);
     float * slice = (float *) (scratch + lay.q16 + lay.scores + lay.p16);
 
-    int64_t p0, p1;
-    tern_split_rows(n_tokens * n_head, c->ith, c->nth, &p0, &p1);
-    for (int64_t p = p0; p < p1; p++) {
-        const int64_t t = p / n_head, h = p % n_head, hk = h / group;
-        const float * qr = (const float *) tern_row_ptr(q, h, t, 0);
-        const float * mr = mask ? (const float *) tern_row_ptr(mask, t, 0, 0) : NULL;
-        if (k_f16) ks->fp32_to_fp16(hd, qr, q16);
+    // Parts per group: enough (token, KV head, part) units for two per thread.
+    const int64_t pairs = n_tokens * n_head_kv;
+    int64_t parts = (2 * (int64_t) c->nth + pairs - 1) / pairs;
+    if (parts > group) parts = group;
+    const int64_t part_size = (group + parts - 1) / parts;
+    parts = (group + part_size - 1) / part_size;
 
-        // Pass 1: scores and their max; masked cells hold -inf.
-        if (k_f16) {  // every cell's dot in one kernel call, the mask applied after
-            const tern_fp16 * k0 = (const tern_fp16 * ) tern_row_ptr(k, hk, 0, 0);
-            ks->dot_f16_rows(hd, n_kv, q16, k0, (int64_t) (k->nb[2] / sizeof(tern_fp16)), scores);
+    int64_t u0, u1;
+    tern_split_rows(pairs * parts, c->ith, c->nth, &u0, &u1);
+    for (int64_t u = u0; u < u1; u++) {
+        const int64_t t = u / (n_head_kv * parts), hk = (u / parts) % n_head_kv;
+        const int64_t h0 = hk * group + (u % parts) * part_size;
+        const int64_t h1 = h0 + part_size < (hk + 1) * group ? h0 + part_size : (hk + 1) * group;
+        const int64_t ng = h1 - h0;
+        const float * mr = a.mask ? (const float *) tern_row_ptr(a.mask, t, 0, 0) : NULL;
+        a.n_kv = cells_to_attend(mr, n_kv);
+        float * out0 = (float *) tern_row_ptr(dst, t, 0, 0) + h0 * a.hd_v;  // [hd_v, ng]
+
+        // Pass 1: scores of every head of the part; with an F16 K all of them in one kernel call.
+        if (k_f16) {
+            for (int64_t g = 0; g < ng; g++) ks->fp32_to_fp16(a.hd, (const float *) tern_row_ptr(a.q, h0 + g, t, 0), q16 + g * a.hd);
+            const tern_fp16 * k0 = (const tern_fp16 *) tern_row_ptr(a.k, hk, 0, 0);
+            ks->dot_f16_rows(a.hd, a.n_kv, ng, q16, k0, (int64_t) (a.k->nb[2] / sizeof(tern_fp16)), scores, n_kv);
         }
-        float max = -INFINITY;
-        bool nan = false;  // a NaN score must reach the output, not vanish as "every cell masked"
-        for (int64_t j = 0; j < n_kv; j++) {
-            const float mv = mr ? mr[j] : 0.0f;
-            float s = -INFINITY;
-            if (mv != -INFINITY) {
-                const float dot = k_f16 ? scores[j]
-                                : k_q   ? ks->dot_f32(hd, qr, dequant_slice(k, j, hk * hd, hd, slice))
-                                        : ks->dot_f32(hd, qr, (const float *) tern_row_ptr(k, hk, j, 0));
-                s = dot * scale + mv;
+        for (int64_t g = 0; g < ng; g++) {
+            float * sc = scores + g * n_kv;
+            float * out = out0 + g * a.hd_v;
+            float inv = 0.0f;
+            const bool live = softmax_row(a, (const float *) tern_row_ptr(a.q, h0 + g, t, 0), hk, mr, sc, slice, out, &inv);
+            if (!live) {  // output decided (NaN or 0): p = 0 everywhere, so the V kernel adds nothing
+                memset(sc, 0, (size_t) a.n_kv * sizeof(float));
+                continue;
             }
-            scores[j] = s;
-            if (s > max) max = s;
-            nan |= s != s;
+            if (v_f16) {
+                // p goes through F16 (V's type), as in llama.cpp: part of its semantics (a
+                // systematic rounding, not an order), which quantized models feel.
+                ks->scale_mul_f32(a.n_kv, sc, sc, inv, NULL);
+                ks->fp32_to_fp16(a.n_kv, sc, p16);
+                ks->fp16_to_fp32(a.n_kv, p16, sc);
+                continue;
+            }
+            // Pass 2, F32 or quantized V: one head at a time, cells with p_j == 0 (masked) skipped.
+            for (int64_t j = 0; j < a.n_kv; j++) {
+                const float pj = sc[j] * inv;
+                if (pj == 0.0f) continue;
+                const float * vr = v_q ? dequant_slice(a.v, j, hk * a.hd_v, a.hd_v, slice) : (const float *) tern_row_ptr(a.v, hk, j, 0);
+                ks->mad_f32(a.hd_v, out, vr, pj);
+            }
         }
-        float * out = (float *) tern_row_ptr(dst, t, 0, 0) + h * hd_v;
-        if (nan) {
-            for (int64_t i = 0; i < hd_v; i++) out[i] = NAN;
-            continue;
-        }
-        memset(out, 0, (size_t) hd_v * sizeof(float));
-        if (max == -INFINITY) continue;  // every cell masked
-        const float inv = 1.0f / ks->exp_sum_f32(n_kv, scores, max);  // e^-inf = 0 for masked cells
-        // Pass 2: out = sum_j p_j * v_j, cells with p_j == 0 (masked) skipped.
-        if (v_f16) {
-            // p goes through F16 (V's type), as in llama.cpp: part of its semantics (a
-            // systematic rounding, not an order), which quantized models feel.
-            ks->scale_mul_f32(n_kv, scores, scores, inv, NULL);
-            ks->fp32_to_fp16(n_kv, scores, p16);
-            ks->fp16_to_fp32(n_kv, p16, scores);
-            const tern_fp16 * v0 = (const tern_fp16 *) tern_row_ptr(v, hk, 0, 0);
-            ks->mad_f16_rows(hd_v, n_kv, out, v0, (int64_t) (v->nb[2] / sizeof(tern_fp16)), scores);
-            continue;
-        }
-        for (int64_t j = 0; j < n_kv; j++) {
-            const float pj = scores[j] * inv;
-            if (pj == 0.0f) continue;
-            const float * vr = v_q ? dequant_slice(v, j, hk * hd_v, hd_v, slice) : (const float *) tern_row_ptr(v, hk, j, 0);
-            ks->mad_f32(hd_v, out, vr, pj);
-        }
+        if (!v_f16) continue;
+        // Pass 2, F16 V: out_g = sum_j p_gj * v_j for every head of the part, each V row read once.
+        const tern_fp16 * v0 = (const tern_fp16 *) tern_row_ptr(a.v, hk, 0, 0);
+        ks->mad_f16_rows(a.hd_v, a.n_kv, ng, out0, v0, (int64_t) (a.v->nb[2] / sizeof(tern_fp16)), scores, n_kv);
     }
 }
 

@@ -108,14 +108,71 @@ static void kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) {
     tern_kfp16_to_fp32_ref(n - i, x + i, y + i);
 }
 
-// A head's attention rows: each row exactly as kdot_f16 / kmad_f16 does it.
-static void kdot_f16_rows(int64_t n, int64_t n_rows, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride, float * out) {
-    for (int64_t j = 0; j < n_rows; j++) out[j] = kdot_f16(n, x, rows + j * stride);
+// Attention rows for a group of query heads sharing a KV head (GQA): each
+// row is converted from F16 once, into registers, and met by every query of
+// the group; a query's dot (or add) is kdot_f16's (kmad_f16's) operations
+// exactly, so grouping changes no bit. Heads of up to 64 values, a multiple
+// of 8; others go row by row. The queries are converted once per call, in
+// chunks of ATTN_X_CHUNK values (on the stack).
+constexpr int64_t ATTN_NEON_MAX_HEAD = 64;
+constexpr int64_t ATTN_X_CHUNK = 1024;
+
+static void kdot_f16_rows(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride,
+                          float * out, int64_t out_stride) {
+    if (n % 8 != 0 || n > ATTN_NEON_MAX_HEAD || n_x == 1) {
+        for (int64_t g = 0; g < n_x; g++) {
+            for (int64_t j = 0; j < n_rows; j++) out[g * out_stride + j] = kdot_f16(n, x + g * n, rows + j * stride);
+        }
+        return;
+    }
+    float xf[ATTN_X_CHUNK];
+    const int64_t per_chunk = ATTN_X_CHUNK / n;
+    const int nq = (int) (n / 4);
+    for (int64_t g0 = 0; g0 < n_x; g0 += per_chunk) {
+        const int64_t ng = n_x - g0 < per_chunk ? n_x - g0 : per_chunk;
+        for (int64_t i = 0; i < ng * n; i += 4) vst1q_f32(xf + i, load_f16x4(x + g0 * n + i));
+        for (int64_t j = 0; j < n_rows; j++) {
+            float32x4_t r[ATTN_NEON_MAX_HEAD / 4];
+            for (int k = 0; k < nq; k++) r[k] = load_f16x4(rows + j * stride + 4 * k);
+            for (int64_t g = 0; g < ng; g++) {
+                const float * xg = xf + g * n;
+                float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);
+                for (int k = 0; k < nq; k += 2) {
+                    acc0 = vfmaq_f32(acc0, vld1q_f32(xg + 4 * k), r[k]);
+                    acc1 = vfmaq_f32(acc1, vld1q_f32(xg + 4 * k + 4), r[k + 1]);
+                }
+                out[(g0 + g) * out_stride + j] = vaddvq_f32(vaddq_f32(acc0, acc1)) + 0.0f;  // + kdot_f16's empty tail
+            }
+        }
+    }
 }
 
-static void kmad_f16_rows(int64_t n, int64_t n_rows, float * y, const tern_fp16 * rows, int64_t stride, const float * p) {
+static void kmad_f16_rows(int64_t n, int64_t n_rows, int64_t n_y, float * y, const tern_fp16 * rows, int64_t stride,
+                          const float * p, int64_t p_stride) {
+    if (n % 4 != 0 || n > ATTN_NEON_MAX_HEAD) {
+        for (int64_t g = 0; g < n_y; g++) {
+            for (int64_t j = 0; j < n_rows; j++) {
+                const float pj = p[g * p_stride + j];
+                if (pj != 0.0f) kmad_f16(n, y + g * n, rows + j * stride, pj);
+            }
+        }
+        return;
+    }
+    const int nq = (int) (n / 4);
     for (int64_t j = 0; j < n_rows; j++) {
-        if (p[j] != 0.0f) kmad_f16(n, y, rows + j * stride, p[j]);
+        float32x4_t r[ATTN_NEON_MAX_HEAD / 4];
+        bool loaded = false;
+        for (int64_t g = 0; g < n_y; g++) {
+            const float pj = p[g * p_stride + j];
+            if (pj == 0.0f) continue;
+            if (!loaded) {
+                for (int k = 0; k < nq; k++) r[k] = load_f16x4(rows + j * stride + 4 * k);
+                loaded = true;
+            }
+            const float32x4_t vs = vdupq_n_f32(pj);
+            float * yg = y + g * n;
+            for (int k = 0; k < nq; k++) vst1q_f32(yg + 4 * k, vaddq_f32(vld1q_f32(yg + 4 * k), vmulq_f32(vs, r[k])));
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 // Compiled with the avx2 target flags: only static functions here.
 #include "cpu/kernels/vec.h"
 #include "cpu/kernels/exp_approx.h"
+#include "cpu/kernels/x86/attn_rows_x86.h"
 
 #include <immintrin.h>
 #include <math.h>
@@ -107,46 +108,37 @@ static void kmul_f32(int64_t n, float * z, const float * x, const float * y) {
     tern_kmul_f32_ref(n - i, z + i, x + i, y + i);
 }
 
-// Attention rows: a head of up to 64 values (a multiple of 8) stays in registers
-// across the cells; other sizes go row by row. Each row's dot and each add are the
-// same operations as kdot_f16 / kmad_f16.
-static void kdot_f16_rows(int64_t n, int64_t n_rows, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride, float * out) {
-    if (n % 8 != 0 || n > 64) {
-        for (int64_t j = 0; j < n_rows; j++) out[j] = kdot_f16(n, x, rows + j * stride);
-        return;
-    }
-    // Chunks of 8 alternate between two accumulators and an odd last one goes
-    // to the first: kdot_f16's order.
-    const int nq = (int) (n / 8);
-    __m256 q[8];
-    for (int k = 0; k < nq; k++) q[k] = load_f16x8(x + 8 * k);
-    for (int64_t j = 0; j < n_rows; j++) {
-        const tern_fp16 * r = rows + j * stride;
-        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-        for (int k = 0; k + 1 < nq; k += 2) {
-            acc0 = _mm256_fmadd_ps(q[k], load_f16x8(r + 8 * k), acc0);
-            acc1 = _mm256_fmadd_ps(q[k + 1], load_f16x8(r + 8 * k + 8), acc1);
-        }
-        if (nq & 1) acc0 = _mm256_fmadd_ps(q[nq - 1], load_f16x8(r + 8 * (nq - 1)), acc0);
-        out[j] = hsum256(_mm256_add_ps(acc0, acc1));
-    }
+// Attention rows, grouped by KV head: x86/attn_rows_x86.h.
+static void kdot_f16_rows(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride,
+                          float * out, int64_t out_stride) {
+    dot_f16_rows_grouped<lanes8>(n, n_rows, n_x, x, rows, stride, out, out_stride, kdot_f16);
 }
 
-static void kmad_f16_rows(int64_t n, int64_t n_rows, float * y, const tern_fp16 * rows, int64_t stride, const float * p) {
-    if (n % 8 != 0 || n > 64) {
-        for (int64_t j = 0; j < n_rows; j++) if (p[j] != 0.0f) kmad_f16(n, y, rows + j * stride, p[j]);
-        return;
+static void kmad_f16_rows(int64_t n, int64_t n_rows, int64_t n_y, float * y, const tern_fp16 * rows, int64_t stride,
+                          const float * p, int64_t p_stride) {
+    mad_f16_rows_grouped<lanes8>(n, n_rows, n_y, y, rows, stride, p, p_stride, kmad_f16);
+}
+
+static float kscale_mask_max_f32(int64_t n, float * x, float s, const float * mask) {
+    const __m256 vs = _mm256_set1_ps(s), ninf = _mm256_set1_ps(-INFINITY);
+    __m256 vmax = ninf, unord = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i), vs);
+        if (mask) {
+            const __m256 m = _mm256_loadu_ps(mask + i);
+            v = _mm256_blendv_ps(_mm256_add_ps(v, m), ninf, _mm256_cmp_ps(m, ninf, _CMP_EQ_OQ));
+        }
+        _mm256_storeu_ps(x + i, v);
+        vmax = _mm256_max_ps(vmax, v);
+        unord = _mm256_or_ps(unord, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
     }
-    const int nq = (int) (n / 8);
-    __m256 acc[8];
-    for (int k = 0; k < nq; k++) acc[k] = _mm256_loadu_ps(y + 8 * k);
-    for (int64_t j = 0; j < n_rows; j++) {
-        if (p[j] == 0.0f) continue;
-        const tern_fp16 * r = rows + j * stride;
-        const __m256 vs = _mm256_set1_ps(p[j]);
-        for (int k = 0; k < nq; k++) acc[k] = _mm256_add_ps(acc[k], _mm256_mul_ps(vs, load_f16x8(r + 8 * k)));
-    }
-    for (int k = 0; k < nq; k++) _mm256_storeu_ps(y + 8 * k, acc[k]);
+    float lanes[8];
+    _mm256_storeu_ps(lanes, vmax);
+    float max = tern_kscale_mask_max_f32_ref(n - i, x + i, s, mask ? mask + i : NULL);
+    if (max != max || _mm256_movemask_ps(unord) != 0) return NAN;
+    for (int l = 0; l < 8; l++) if (lanes[l] > max) max = lanes[l];
+    return max;
 }
 
 // e^x as tern_exp_approx (exp_approx.h), 8 lanes: the same polynomial; 2^n
@@ -223,6 +215,7 @@ static void kswiglu_f32(int64_t n, float * y, const float * g, const float * u) 
 void tern_fill_vec_avx2(tern_kernel_set * ks) {
     ks->dot_f16_rows = kdot_f16_rows;
     ks->mad_f16_rows = kmad_f16_rows;
+    ks->scale_mask_max_f32 = kscale_mask_max_f32;
     ks->exp_sum_f32 = kexp_sum_f32;
     ks->swiglu_f32 = kswiglu_f32;
     ks->dot_f32 = kdot_f32;

@@ -3,6 +3,7 @@
 // writes, 16 lanes wide; the set keeps the avx2 ones for the rest.
 // Compiled with the avx512 target flags: only static functions here.
 #include "cpu/kernels/vec.h"
+#include "cpu/kernels/x86/attn_rows_x86.h"
 
 #include <immintrin.h>
 
@@ -67,72 +68,32 @@ static void kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) {
     tern_kfp16_to_fp32_ref(n - i, x + i, y + i);
 }
 
-// Attention rows: a head of up to 128 values (a multiple of 16) stays in registers
-// across the cells; other sizes go row by row. Each row's dot and each add are the
-// same operations as kdot_f16 / kmad_f16.
-static inline __m256 load_f16x8(const tern_fp16 * p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) p)); }
+// Attention rows, grouped by KV head (x86/attn_rows_x86.h): heads that are a
+// multiple of 16 values 16 lanes wide, others (8, 24, ...) 8 lanes wide.
+struct lanes16 {
+    static constexpr int W = 16;
+    using vec = __m512;
+    static vec zero() { return _mm512_setzero_ps(); }
+    static vec load_f16(const tern_fp16 * p) { return load_f16x16(p); }
+    static vec load(const float * p) { return _mm512_loadu_ps(p); }
+    static void store(float * p, vec v) { _mm512_storeu_ps(p, v); }
+    static vec set1(float s) { return _mm512_set1_ps(s); }
+    static vec fmadd(vec a, vec b, vec c) { return _mm512_fmadd_ps(a, b, c); }
+    static vec add(vec a, vec b) { return _mm512_add_ps(a, b); }
+    static vec mul(vec a, vec b) { return _mm512_mul_ps(a, b); }
+    static __m256 fold8(vec v) { return _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1)); }
+};
 
-static inline float hsum256(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
+static void kdot_f16_rows(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride,
+                          float * out, int64_t out_stride) {
+    if (n % 16 == 0) dot_f16_rows_grouped<lanes16>(n, n_rows, n_x, x, rows, stride, out, out_stride, kdot_f16);
+    else dot_f16_rows_grouped<lanes8>(n, n_rows, n_x, x, rows, stride, out, out_stride, kdot_f16);
 }
 
-// Heads of 8 values (small models): 8 lanes, one accumulator per row.
-static void kdot_f16_rows8(int64_t n_rows, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride, float * out) {
-    const __m256 q = load_f16x8(x);
-    for (int64_t j = 0; j < n_rows; j++) out[j] = hsum256(_mm256_mul_ps(q, load_f16x8(rows + j * stride)));
-}
-
-static void kdot_f16_rows(int64_t n, int64_t n_rows, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride, float * out) {
-    if (n == 8) {
-        kdot_f16_rows8(n_rows, x, rows, stride, out);
-        return;
-    }
-    if (n % 16 != 0 || n > 128) {
-        for (int64_t j = 0; j < n_rows; j++) out[j] = kdot_f16(n, x, rows + j * stride);
-        return;
-    }
-    const int nq = (int) (n / 16);
-    __m512 q[8];
-    for (int k = 0; k < nq; k++) q[k] = load_f16x16(x + 16 * k);
-    for (int64_t j = 0; j < n_rows; j++) {
-        const tern_fp16 * r = rows + j * stride;
-        if (j + 4 < n_rows) _mm_prefetch((const char *) (r + 4 * stride), _MM_HINT_T0);
-        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-        for (int k = 0; k + 1 < nq; k += 2) {
-            acc0 = _mm512_fmadd_ps(q[k], load_f16x16(r + 16 * k), acc0);
-            acc1 = _mm512_fmadd_ps(q[k + 1], load_f16x16(r + 16 * k + 16), acc1);
-        }
-        if (nq & 1) acc0 = _mm512_fmadd_ps(q[nq - 1], load_f16x16(r + 16 * (nq - 1)), acc0);
-        out[j] = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
-    }
-}
-
-static void kmad_f16_rows(int64_t n, int64_t n_rows, float * y, const tern_fp16 * rows, int64_t stride, const float * p) {
-    if (n == 8) {  // small heads: 8 lanes, the same multiply then add per element
-        __m256 acc = _mm256_loadu_ps(y);
-        for (int64_t j = 0; j < n_rows; j++) {
-            if (p[j] != 0.0f) acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(p[j]), load_f16x8(rows + j * stride)));
-        }
-        _mm256_storeu_ps(y, acc);
-        return;
-    }
-    if (n % 16 != 0 || n > 128) {
-        for (int64_t j = 0; j < n_rows; j++) if (p[j] != 0.0f) kmad_f16(n, y, rows + j * stride, p[j]);
-        return;
-    }
-    const int nq = (int) (n / 16);
-    __m512 acc[8];
-    for (int k = 0; k < nq; k++) acc[k] = _mm512_loadu_ps(y + 16 * k);
-    for (int64_t j = 0; j < n_rows; j++) {
-        if (p[j] == 0.0f) continue;
-        const tern_fp16 * r = rows + j * stride;
-        const __m512 vs = _mm512_set1_ps(p[j]);
-        for (int k = 0; k < nq; k++) acc[k] = _mm512_add_ps(acc[k], _mm512_mul_ps(vs, load_f16x16(r + 16 * k)));
-    }
-    for (int k = 0; k < nq; k++) _mm512_storeu_ps(y + 16 * k, acc[k]);
+static void kmad_f16_rows(int64_t n, int64_t n_rows, int64_t n_y, float * y, const tern_fp16 * rows, int64_t stride,
+                          const float * p, int64_t p_stride) {
+    if (n % 16 == 0) mad_f16_rows_grouped<lanes16>(n, n_rows, n_y, y, rows, stride, p, p_stride, kmad_f16);
+    else mad_f16_rows_grouped<lanes8>(n, n_rows, n_y, y, rows, stride, p, p_stride, kmad_f16);
 }
 
 void tern_fill_vec_avx512(tern_kernel_set * ks) {
