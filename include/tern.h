@@ -181,6 +181,9 @@ int32_t tern_model_n_ff(const tern_model * model);
 int32_t tern_model_n_embd_head(const tern_model * model);
 float   tern_model_rope_freq_base(const tern_model * model);
 float   tern_model_norm_rms_eps(const tern_model * model);
+/* Sliding-window attention: a token at position p attends positions > p - n_swa
+ * (phi3); 0 when the model attends every earlier position. */
+int32_t tern_model_n_swa(const tern_model * model);
 /* Total bytes of all tensor data. */
 uint64_t tern_model_size(const tern_model * model);
 /* Bytes of the model's own tables (tensor table, metadata index, vocabulary). */
@@ -330,7 +333,10 @@ tern_batch tern_batch_init(int32_t n_tokens, int32_t n_seq_max);
 void tern_batch_free(tern_batch batch);
 
 /* Evaluate a batch. TERN_ERR_CONTEXT_FULL when the KV cache has no room for it:
- * nothing of the batch is kept and the context stays usable. */
+ * nothing of the batch is kept and the context stays usable. With a sliding
+ * window (tern_model_n_swa > 0) a full cache first frees the cells that every
+ * sequence holding them has left behind the window (they can no longer be
+ * attended); those stay freed even when the batch then fails. */
 tern_status tern_decode(tern_context * ctx, tern_batch batch);
 
 /* Logits [n_vocab] of the i-th token of the last batch (negative i counts from

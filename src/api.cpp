@@ -130,6 +130,7 @@ tern_status model_finish(model_files * files, const tern_model_params * p, tern_
                          model_arch_list());
     }
     TERN_TRY(hparams_load(f, m->arch_name, n_vocab, &m->hp));
+    if (m->arch->sliding_window) TERN_TRY(hparams_load_sliding_window(f, m->arch_name, &m->hp));
     TERN_TRY(model_bind_weights(m));
     m->sizing_scratch_size = context_sizing_scratch_size(m->hp.n_layer);
     m->sizing_scratch = (uint8_t *) arena_alloc(&m->files.arena, m->sizing_scratch_size, TERN_MEM_MODEL_TABLES);

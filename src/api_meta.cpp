@@ -50,6 +50,7 @@ extern "C" int32_t tern_model_n_ff(const tern_model * m) { return m ? (int32_t) 
 extern "C" int32_t tern_model_n_embd_head(const tern_model * m) { return m ? (int32_t) m->hp.n_embd_head_k : 0; }
 extern "C" float tern_model_rope_freq_base(const tern_model * m) { return m ? m->hp.rope_freq_base : 0.0f; }
 extern "C" float tern_model_norm_rms_eps(const tern_model * m) { return m ? m->hp.norm_rms_eps : 0.0f; }
+extern "C" int32_t tern_model_n_swa(const tern_model * m) { return m && m->hp.n_swa <= INT32_MAX ? (int32_t) m->hp.n_swa : 0; }
 
 extern "C" uint64_t tern_model_size(const tern_model * m) {
     uint64_t total = 0;

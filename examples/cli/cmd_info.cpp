@@ -111,6 +111,7 @@ int cmd_info(int argc, char ** argv) {
     printf("n_ff:            %d\n", tern_model_n_ff(m));
     printf("rope_freq_base:  %g\n", tern_model_rope_freq_base(m));
     printf("norm_rms_eps:    %g\n", tern_model_norm_rms_eps(m));
+    if (tern_model_n_swa(m) > 0) printf("n_swa:           %d (sliding window)\n", tern_model_n_swa(m));
     const char * pre = tern_vocab_pre_name(m);
     printf("tokenizer:       %s%s%s, %d tokens, bos %d, eos %d\n", tern_vocab_model_name(m), *pre ? " / " : "",
            pre, tern_model_n_vocab(m), tern_token_bos(m), tern_token_eos(m));

@@ -189,7 +189,7 @@ tern_status decode_ubatch(tern_context * ctx, const tern_batch * b, int32_t i0, 
     fill_i32(ctx->io.tokens, b->token + i0, n);
     fill_i32(ctx->io.pos, ctx->positions, n);
     fill_i32(ctx->io.slots, ctx->slots, n);
-    kv_cache_fill_mask(&ctx->kv, shape.n_kv, n, ctx->positions, ctx->seq_masks, (float *) ctx->io.mask->data);
+    kv_cache_fill_mask(&ctx->kv, shape.n_kv, n, ctx->positions, ctx->seq_masks, m->hp.n_swa, (float *) ctx->io.mask->data);
     int32_t * ids = (int32_t *) ctx->io.out_ids->data;
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -272,6 +272,14 @@ tern_status decode_batch(tern_context * ctx, tern_batch batch) {
     }
     const uint32_t n_tokens = (uint32_t) batch.n_tokens;
     kv_cache * kv = &ctx->kv;
+    if (n_tokens > kv->n_cells - kv->used && ctx->model->hp.n_swa > 0) {
+        // Sliding window: reuse the cells no later token can attend. Positions of
+        // a sequence only grow (batch_validate), so past its highest one
+        // nothing older than the window is seen again.
+        tern_pos next_pos[TERN_MAX_SEQ];
+        for (uint32_t s = 0; s < TERN_MAX_SEQ; s++) next_pos[s] = kv_cache_seq_pos_max(kv, (tern_seq_id) s) + 1;
+        kv_cache_free_outside_window(kv, ctx->model->hp.n_swa, n_tokens - (kv->n_cells - kv->used), next_pos);
+    }
     if (n_tokens > kv->n_cells - kv->used) {
         return tern_fail(TERN_ERR_CONTEXT_FULL, "batch of %" PRIu32 " tokens does not fit: %" PRIu32 " of %" PRIu32 " KV cells free", n_tokens,
                          kv->n_cells - kv->used, kv->n_cells);

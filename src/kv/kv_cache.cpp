@@ -224,15 +224,33 @@ tern_pos kv_cache_seq_pos_max(const kv_cache * kv, tern_seq_id seq) {
 }
 
 void kv_cache_fill_mask(const kv_cache * kv, uint32_t n_kv, uint32_t n_tokens, const tern_pos * pos,
-                        const uint64_t * seq_masks, float * mask) {
+                        const uint64_t * seq_masks, uint32_t n_swa, float * mask) {
     for (uint32_t t = 0; t < n_tokens; t++) {
         float * row = mask + (size_t) t * n_kv;
         for (uint32_t j = 0; j < n_kv; j++) {
             const kv_cell * c = &kv->cells[j];
-            const bool visible = (c->seq_mask & seq_masks[t]) != 0 && c->pos <= pos[t];
+            bool visible = (c->seq_mask & seq_masks[t]) != 0 && c->pos <= pos[t];
+            if (n_swa > 0 && (int64_t) pos[t] - c->pos >= (int64_t) n_swa) visible = false;  // left the window
             row[j] = visible ? 0.0f : -INFINITY;
         }
     }
+}
+
+uint32_t kv_cache_free_outside_window(kv_cache * kv, uint32_t n_swa, uint32_t n, const tern_pos * next_pos) {
+    uint32_t freed = 0;
+    for (uint32_t i = 0; i < kv->n_cells && freed < n; i++) {
+        kv_cell * c = &kv->cells[i];
+        if (c->seq_mask == 0) continue;
+        bool dead = true;
+        for (uint64_t m = c->seq_mask; m && dead; m &= m - 1) {
+            const int s = __builtin_ctzll(m);
+            dead = (int64_t) next_pos[s] - c->pos >= (int64_t) n_swa;
+        }
+        if (!dead) continue;
+        free_cell(kv, c);
+        freed++;
+    }
+    return freed;
 }
 
 }  // namespace tern

@@ -11,6 +11,11 @@
 // quantized row (attn.cpp). Every size and stride comes from the type
 // (kv_cache_k_row_bytes), nowhere else.
 //
+// Sliding-window attention (phi3: model_hparams.n_swa > 0): the mask also
+// hides cells n_swa or more positions behind the token, and when a batch
+// finds too few free cells the cells every holder has left behind are freed
+// for reuse (kv_cache_free_outside_window).
+//
 // Cells are not kept in position order: a batch takes the free cells
 // kv_cache_find_slots() finds (below), and the graph writes
 // its rows there with SET_ROWS at those indices, so graph addresses never
@@ -103,8 +108,17 @@ uint32_t kv_cache_defrag(kv_cache * kv);
 // 1 - used / (highest used cell + 1): the share of cells below the top that hold nothing.
 float kv_cache_fragmentation(const kv_cache * kv);
 // Fill the attention mask [n_kv, n_tokens] (row t for token t): 0 where cell j
-// is visible to token t (shares a sequence, pos <= token pos), -INFINITY elsewhere.
+// is visible to token t (shares a sequence, pos <= token pos and, with a
+// sliding window n_swa > 0, token pos - pos < n_swa), -INFINITY elsewhere.
 void kv_cache_fill_mask(const kv_cache * kv, uint32_t n_kv, uint32_t n_tokens, const tern_pos * pos,
-                        const uint64_t * seq_masks, float * mask);
+                        const uint64_t * seq_masks, uint32_t n_swa, float * mask);
+// Sliding window: free up to n cells (lowest index first) that no token can
+// attend any more: for every sequence s holding the cell, next_pos[s] - pos >=
+// n_swa, where next_pos[s] (TERN_MAX_SEQ entries) is the lowest position s
+// may still decode. Returns the number freed. The context calls it only when
+// a batch finds too few free cells, so a cache with room keeps every cell
+// (seq_rm and re-decode stay exact) and one without room reuses the cells
+// the window has left behind instead of failing.
+uint32_t kv_cache_free_outside_window(kv_cache * kv, uint32_t n_swa, uint32_t n, const tern_pos * next_pos);
 
 }  // namespace tern

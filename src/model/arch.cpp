@@ -7,13 +7,16 @@ namespace tern {
 
 static const model_arch k_archs[] = {
 #if TERN_WITH_ARCH_LLAMA
-    { "llama", TERN_ROPE_NORMAL, false, false },
+    { "llama", TERN_ROPE_NORMAL, false, false, false, false, false },
 #endif
 #if TERN_WITH_ARCH_QWEN2
-    { "qwen2", TERN_ROPE_NEOX, true, false },
+    { "qwen2", TERN_ROPE_NEOX, true, false, false, false, false },
 #endif
 #if TERN_WITH_ARCH_QWEN3
-    { "qwen3", TERN_ROPE_NEOX, false, true },
+    { "qwen3", TERN_ROPE_NEOX, false, true, false, false, false },
+#endif
+#if TERN_WITH_ARCH_PHI3
+    { "phi3", TERN_ROPE_NEOX, false, false, true, true, true },
 #endif
 };
 
@@ -26,6 +29,9 @@ static const char k_arch_list[] = ""
 #endif
 #if TERN_WITH_ARCH_QWEN3
     " qwen3"
+#endif
+#if TERN_WITH_ARCH_PHI3
+    " phi3"
 #endif
     ;
 

@@ -117,6 +117,7 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
         }
         q = tg_rope(gb, q, rope_cache);
         k = tg_rope(gb, k, rope_cache);
+        if (arch->q_prescale && q) q = tg_scale(gb, q, kq_scale);  // phi3: attention then scales by 1
         if (!q || !k) return TERN_ERR_NO_MEMORY;
 
         // Write this batch's keys and values into the cache, then attend over the first n_kv cells.
@@ -129,7 +130,7 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
         vc = tg_set_rows(gb, vc, v, io->slots);
         if (!kc || !vc) return TERN_ERR_NO_MEMORY;
         tern_tensor * attn = tg_attn(gb, q, fb.cache_view(kc, h->n_embd_head_k, shape.n_kv),
-                                     fb.cache_view(vc, h->n_embd_head_v, shape.n_kv), io->mask, kq_scale);
+                                     fb.cache_view(vc, h->n_embd_head_v, shape.n_kv), io->mask, arch->q_prescale ? 1.0f : kq_scale);
         cur = fb.linear(attn, l->wo, none);  // [n_embd, n_tokens]
         if (!cur) return TERN_ERR_NO_MEMORY;
 

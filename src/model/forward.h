@@ -1,5 +1,6 @@
 // The forward pass of a decoder-only transformer as a compute graph
-// (llama / qwen2 / qwen3; the arch entry switches biases, q/k norms, rope mode).
+// (llama / qwen2 / qwen3 / phi3; the arch entry switches biases, q/k norms,
+// rope mode, q scaled before attention; phi3's fused matrices are row views).
 //
 // Per layer, for n_tokens tokens and n_kv visible KV cells:
 //   x [n_embd, n_tokens] -> rms_norm -> q,k,v = W x (+ b)
@@ -28,7 +29,7 @@ struct forward_io {
     tern_tensor * tokens;   // I32 [n_tokens]
     tern_tensor * pos;      // I32 [n_tokens]
     tern_tensor * slots;    // I32 [n_tokens]  KV cells the batch writes
-    tern_tensor * mask;     // F32 [n_kv, n_tokens]
+    tern_tensor * mask;     // F32 [n_kv, n_tokens] (with the sliding window when n_swa > 0)
     tern_tensor * out_ids;  // I32 [n_outputs] rows of the batch whose logits are kept
     tern_tensor * logits;   // F32 [n_vocab, n_outputs]
 };

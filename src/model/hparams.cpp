@@ -123,4 +123,16 @@ tern_status hparams_load(const gguf_file * f, const char * arch, uint32_t n_voca
     return TERN_OK;
 }
 
+tern_status hparams_load_sliding_window(const gguf_file * f, const char * arch, model_hparams * h) {
+    key_reader r = { f, arch, {0} };
+    uint32_t fallback = 0;  // llama.cpp's defaults for Phi-3 files written before the key existed
+    if ((h->n_layer == 32 || h->n_layer == 40) && h->n_ctx_train == 4096) fallback = 2047;
+    else if (h->n_layer == 32 && h->n_head_kv == 32 && h->n_ctx_train == 131072) fallback = 262144;
+    else if (h->n_layer == 40 && h->n_ctx_train == 131072) fallback = 131072;
+    if (gguf_find_key(f, r.name("attention.sliding_window")) < 0 && fallback == 0) {
+        return tern_fail(TERN_ERR_FORMAT, "missing key '%s' (no default for this shape)", r.key);
+    }
+    return r.u32_in("attention.sliding_window", false, fallback, 0, kMaxCount, &h->n_swa);
+}
+
 }  // namespace tern

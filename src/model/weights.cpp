@@ -65,6 +65,15 @@ struct binder {
     }
 };
 
+// Rows [r0, r0 + n) of a bound 2-D weight, as a weight of its own: rows are
+// whole blocks in every type, so the view is the same bytes at an offset.
+model_weight row_view(const model_weight & w, int64_t r0, int64_t n) {
+    model_weight v = w;
+    v.data = (const uint8_t *) w.data + (size_t) r0 * tern_row_size(w.type, w.ne[0]);
+    v.ne[1] = n;
+    return v;
+}
+
 } // namespace
 
 tern_status model_bind_weights(tern_model * m) {
@@ -82,6 +91,9 @@ tern_status model_bind_weights(tern_model * m) {
     if (!m->w.output.data) m->w.output = m->w.tok_embd;  // tied embeddings
     if (b.find("rope_freqs.weight")) {
         return tern_fail(TERN_ERR_UNSUPPORTED, "tensor 'rope_freqs.weight' (llama-3.1 rope scaling) is not supported");
+    }
+    if (b.find("rope_factors_long.weight") || b.find("rope_factors_short.weight")) {
+        return tern_fail(TERN_ERR_UNSUPPORTED, "tensors 'rope_factors_long/short.weight' (Phi-3 128k LongRoPE) are not supported");
     }
 
     // block_count must name exactly the layers the tensors hold: fewer would
@@ -103,9 +115,17 @@ tern_status model_bind_weights(tern_model * m) {
         model_layer * l = &m->w.layers[il];
         const int i = (int) il;
         TERN_TRY(b.bind_layer(&l->attn_norm, i, "attn_norm.weight", n_embd, 0, true));
-        TERN_TRY(b.bind_layer(&l->wq, i, "attn_q.weight", n_embd, n_q, true));
-        TERN_TRY(b.bind_layer(&l->wk, i, "attn_k.weight", n_embd, n_k, true));
-        TERN_TRY(b.bind_layer(&l->wv, i, "attn_v.weight", n_embd, n_v, true));
+        if (m->arch->fused) {  // phi3: one matrix of q | k | v rows
+            model_weight qkv;
+            TERN_TRY(b.bind_layer(&qkv, i, "attn_qkv.weight", n_embd, n_q + n_k + n_v, true));
+            l->wq = row_view(qkv, 0, n_q);
+            l->wk = row_view(qkv, n_q, n_k);
+            l->wv = row_view(qkv, n_q + n_k, n_v);
+        } else {
+            TERN_TRY(b.bind_layer(&l->wq, i, "attn_q.weight", n_embd, n_q, true));
+            TERN_TRY(b.bind_layer(&l->wk, i, "attn_k.weight", n_embd, n_k, true));
+            TERN_TRY(b.bind_layer(&l->wv, i, "attn_v.weight", n_embd, n_v, true));
+        }
         TERN_TRY(b.bind_layer(&l->wo, i, "attn_output.weight", n_o, n_embd, true));
         TERN_TRY(b.bind_layer(&l->bq, i, "attn_q.bias", n_q, 0, bias));
         TERN_TRY(b.bind_layer(&l->bk, i, "attn_k.bias", n_k, 0, bias));
@@ -113,8 +133,15 @@ tern_status model_bind_weights(tern_model * m) {
         TERN_TRY(b.bind_layer(&l->q_norm, i, "attn_q_norm.weight", h->n_embd_head_k, 0, qk_norm));
         TERN_TRY(b.bind_layer(&l->k_norm, i, "attn_k_norm.weight", h->n_embd_head_k, 0, qk_norm));
         TERN_TRY(b.bind_layer(&l->ffn_norm, i, "ffn_norm.weight", n_embd, 0, true));
-        TERN_TRY(b.bind_layer(&l->ffn_gate, i, "ffn_gate.weight", n_embd, h->n_ff, true));
-        TERN_TRY(b.bind_layer(&l->ffn_up, i, "ffn_up.weight", n_embd, h->n_ff, true));
+        if (m->arch->fused) {  // phi3: ffn_up holds the gate rows, then the up rows (llama.cpp's LLM_FFN_SWIGLU)
+            model_weight gate_up;
+            TERN_TRY(b.bind_layer(&gate_up, i, "ffn_up.weight", n_embd, 2 * (int64_t) h->n_ff, true));
+            l->ffn_gate = row_view(gate_up, 0, h->n_ff);
+            l->ffn_up = row_view(gate_up, h->n_ff, h->n_ff);
+        } else {
+            TERN_TRY(b.bind_layer(&l->ffn_gate, i, "ffn_gate.weight", n_embd, h->n_ff, true));
+            TERN_TRY(b.bind_layer(&l->ffn_up, i, "ffn_up.weight", n_embd, h->n_ff, true));
+        }
         TERN_TRY(b.bind_layer(&l->ffn_down, i, "ffn_down.weight", h->n_ff, n_embd, true));
     }
     return TERN_OK;
