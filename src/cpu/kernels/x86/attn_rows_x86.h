@@ -6,11 +6,13 @@
 // unit has its own copy (no clash between differently compiled templates).
 // A set supplies the lane type V (lanes8 below, lanes16 in vec_avx512.cpp):
 //
-//   dot: the rows go in blocks of 8. A block is converted from F16 to float
-//        once, into `staged` [8, n] (on the stack, 4 KiB at most), then each
-//        query x_g (g < n_x) runs 8 independent chains of FMAs over it, one per
-//        row, V::W lanes wide, and the 8 chains are reduced together by a tree
-//        of horizontal adds. Per query that is n/W FMAs per row and 9 shuffles
+//   dot: the queries are converted to float once (up to 1024 values at a
+//        time), the rows go in blocks of 8. A block is converted from F16 to
+//        float once, into `staged` [8, n] (on the stack, 4 KiB at most), then
+//        each query x_g (g < n_x) runs 8 independent chains of FMAs over it,
+//        one per row, V::W lanes wide (with 32 registers two queries at a time,
+//        sharing each staged load), and the 8 chains are reduced together by a
+//        tree of horizontal adds. Per query that is n/W FMAs per row and 9 shuffles
 //        and adds per 8 rows, instead of a full horizontal sum per row, and
 //        the F16 rows are read once per group instead of once per query head.
 //        A partial last block is padded with zero rows: a row's dot is the
@@ -34,9 +36,11 @@ namespace {
 
 constexpr int64_t ATTN_ROWS_MAX_HEAD = 128;  // heads staged; larger ones go row by row
 constexpr int ATTN_ROWS_BLOCK = 8;
+constexpr int64_t ATTN_ROWS_X_FLOATS = 1024;  // queries converted to float per pass (4 KiB on the stack)
 
 struct lanes8 {
     static constexpr int W = 8;
+    static constexpr bool PAIRS = false;  // 16 ymm registers: no room for two queries' 8 chains
     using vec = __m256;
     static vec zero() { return _mm256_setzero_ps(); }
     static vec load_f16(const tern_fp16 * p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) p)); }
@@ -70,7 +74,7 @@ inline void stage_rows(int64_t n, const tern_fp16 * rows, int64_t stride, float 
 // The KV cache of a layer is read once per token, mostly from DRAM (the weights
 // stream through the caches between two layers): fetch the rows of the block
 // ATTN_ROWS_AHEAD blocks ahead, every cache line of them.
-constexpr int ATTN_ROWS_AHEAD = 8;
+constexpr int ATTN_ROWS_AHEAD = 4;
 inline void prefetch_rows(int64_t n, int64_t j, int64_t n_rows, const tern_fp16 * rows, int64_t stride) {
     const int64_t jp = j + ATTN_ROWS_AHEAD * ATTN_ROWS_BLOCK;
     if (jp + ATTN_ROWS_BLOCK > n_rows) return;
@@ -83,6 +87,20 @@ inline void prefetch_rows(int64_t n, int64_t j, int64_t n_rows, const tern_fp16 
 using dot_row_fn = float (*)(int64_t n, const tern_fp16 * x, const tern_fp16 * y);
 using mad_row_fn = void (*)(int64_t n, float * y, const tern_fp16 * x, float s);
 
+// Reduce a block's 8 accumulators and store the first nr dots.
+template <class V>
+inline void store_dots(const typename V::vec acc[ATTN_ROWS_BLOCK], int nr, float * out) {
+    __m256 a8[ATTN_ROWS_BLOCK];
+    for (int r = 0; r < ATTN_ROWS_BLOCK; r++) a8[r] = V::fold8(acc[r]);
+    if (nr == ATTN_ROWS_BLOCK) {
+        _mm256_storeu_ps(out, reduce_8x8(a8));
+        return;
+    }
+    alignas(32) float res[ATTN_ROWS_BLOCK];
+    _mm256_store_ps(res, reduce_8x8(a8));
+    for (int r = 0; r < nr; r++) out[r] = res[r];
+}
+
 template <class V>
 void dot_f16_rows_grouped(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp16 * x, const tern_fp16 * rows,
                           int64_t stride, float * out, int64_t out_stride, dot_row_fn dot_row) {
@@ -93,8 +111,16 @@ void dot_f16_rows_grouped(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp1
         return;
     }
     alignas(64) float staged[ATTN_ROWS_BLOCK * ATTN_ROWS_MAX_HEAD];
-    alignas(64) float xf[ATTN_ROWS_MAX_HEAD];
-    alignas(32) float res[ATTN_ROWS_BLOCK];
+    alignas(64) float xf[ATTN_ROWS_X_FLOATS];
+    const int64_t per_call = ATTN_ROWS_X_FLOATS / n;  // queries converted at a time
+    if (n_x > per_call) {
+        for (int64_t g0 = 0; g0 < n_x; g0 += per_call) {
+            dot_f16_rows_grouped<V>(n, n_rows, n_x - g0 < per_call ? n_x - g0 : per_call, x + g0 * n, rows, stride, out + g0 * out_stride,
+                                    out_stride, dot_row);
+        }
+        return;
+    }
+    for (int64_t i = 0; i < n_x * n; i += V::W) V::store(xf + i, V::load_f16(x + i));
     for (int64_t j = 0; j < n_rows; j += ATTN_ROWS_BLOCK) {
         // The last block may be partial: its missing rows are zeros, so every row
         // gets the same operations wherever it sits (n_rows never changes a bit).
@@ -107,23 +133,30 @@ void dot_f16_rows_grouped(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp1
                 for (int64_t i = 0; i < n; i += V::W) V::store(staged + r * n + i, r < nr ? V::load_f16(blk + r * stride + i) : V::zero());
             }
         }
-        for (int64_t g = 0; g < n_x; g++) {
-            const tern_fp16 * xg = x + g * n;
-            for (int64_t i = 0; i < n; i += V::W) V::store(xf + i, V::load_f16(xg + i));
+        // Two queries at a time share each staged load.
+        int64_t g = 0;
+        for (; V::PAIRS && g + 2 <= n_x; g += 2) {
+            typename V::vec acc0[ATTN_ROWS_BLOCK], acc1[ATTN_ROWS_BLOCK];
+            for (int r = 0; r < ATTN_ROWS_BLOCK; r++) acc0[r] = acc1[r] = V::zero();
+            for (int64_t i = 0; i < n; i += V::W) {
+                const typename V::vec x0 = V::load(xf + g * n + i), x1 = V::load(xf + (g + 1) * n + i);
+                for (int r = 0; r < ATTN_ROWS_BLOCK; r++) {
+                    const typename V::vec k = V::load(staged + r * n + i);
+                    acc0[r] = V::fmadd(x0, k, acc0[r]);
+                    acc1[r] = V::fmadd(x1, k, acc1[r]);
+                }
+            }
+            store_dots<V>(acc0, nr, out + g * out_stride + j);
+            store_dots<V>(acc1, nr, out + (g + 1) * out_stride + j);
+        }
+        for (; g < n_x; g++) {
             typename V::vec acc[ATTN_ROWS_BLOCK];
             for (int r = 0; r < ATTN_ROWS_BLOCK; r++) acc[r] = V::zero();
             for (int64_t i = 0; i < n; i += V::W) {
-                const typename V::vec xv = V::load(xf + i);
+                const typename V::vec xv = V::load(xf + g * n + i);
                 for (int r = 0; r < ATTN_ROWS_BLOCK; r++) acc[r] = V::fmadd(xv, V::load(staged + r * n + i), acc[r]);
             }
-            __m256 a8[ATTN_ROWS_BLOCK];
-            for (int r = 0; r < ATTN_ROWS_BLOCK; r++) a8[r] = V::fold8(acc[r]);
-            if (nr == ATTN_ROWS_BLOCK) {
-                _mm256_storeu_ps(out + g * out_stride + j, reduce_8x8(a8));
-                continue;
-            }
-            _mm256_store_ps(res, reduce_8x8(a8));
-            for (int r = 0; r < nr; r++) out[g * out_stride + j + r] = res[r];
+            store_dots<V>(acc, nr, out + g * out_stride + j);
         }
     }
 }

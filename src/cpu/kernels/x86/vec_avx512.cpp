@@ -72,6 +72,7 @@ static void kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) {
 // multiple of 16 values 16 lanes wide, others (8, 24, ...) 8 lanes wide.
 struct lanes16 {
     static constexpr int W = 16;
+    static constexpr bool PAIRS = true;  // two queries' 8 chains fit the 32 zmm registers
     using vec = __m512;
     static vec zero() { return _mm512_setzero_ps(); }
     static vec load_f16(const tern_fp16 * p) { return load_f16x16(p); }
