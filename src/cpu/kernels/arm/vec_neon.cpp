@@ -109,22 +109,17 @@ static void kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) {
 }
 
 // Attention rows for a group of query heads sharing a KV head (GQA): each
-// row is converted from F16 once, into registers, and met by every query of
+// row is converted from F16 once, into NQ float32x4 values (registers for
+// heads of up to 64 values, the stack up to 256), and met by every query of
 // the group; a query's dot (or add) is kdot_f16's (kmad_f16's) operations
-// exactly, so grouping changes no bit. Heads of up to 64 values, a multiple
-// of 8; others go row by row. The queries are converted once per call, in
+// exactly, so grouping changes no bit. Other heads (larger, or the dot's not
+// a multiple of 8) go row by row. The queries are converted once per call, in
 // chunks of ATTN_X_CHUNK values (on the stack).
-constexpr int64_t ATTN_NEON_MAX_HEAD = 64;
 constexpr int64_t ATTN_X_CHUNK = 1024;
 
-static void kdot_f16_rows(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride,
-                          float * out, int64_t out_stride) {
-    if (n % 8 != 0 || n > ATTN_NEON_MAX_HEAD || n_x == 1) {
-        for (int64_t g = 0; g < n_x; g++) {
-            for (int64_t j = 0; j < n_rows; j++) out[g * out_stride + j] = kdot_f16(n, x + g * n, rows + j * stride);
-        }
-        return;
-    }
+template <int NQ>
+static void dot_rows_grouped(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride,
+                             float * out, int64_t out_stride) {
     float xf[ATTN_X_CHUNK];
     const int64_t per_chunk = ATTN_X_CHUNK / n;
     const int nq = (int) (n / 4);
@@ -132,7 +127,7 @@ static void kdot_f16_rows(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp1
         const int64_t ng = n_x - g0 < per_chunk ? n_x - g0 : per_chunk;
         for (int64_t i = 0; i < ng * n; i += 4) vst1q_f32(xf + i, load_f16x4(x + g0 * n + i));
         for (int64_t j = 0; j < n_rows; j++) {
-            float32x4_t r[ATTN_NEON_MAX_HEAD / 4];
+            float32x4_t r[NQ];
             for (int k = 0; k < nq; k++) r[k] = load_f16x4(rows + j * stride + 4 * k);
             for (int64_t g = 0; g < ng; g++) {
                 const float * xg = xf + g * n;
@@ -147,20 +142,21 @@ static void kdot_f16_rows(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp1
     }
 }
 
-static void kmad_f16_rows(int64_t n, int64_t n_rows, int64_t n_y, float * y, const tern_fp16 * rows, int64_t stride,
-                          const float * p, int64_t p_stride) {
-    if (n % 4 != 0 || n > ATTN_NEON_MAX_HEAD) {
-        for (int64_t g = 0; g < n_y; g++) {
-            for (int64_t j = 0; j < n_rows; j++) {
-                const float pj = p[g * p_stride + j];
-                if (pj != 0.0f) kmad_f16(n, y + g * n, rows + j * stride, pj);
-            }
-        }
-        return;
+static void kdot_f16_rows(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride,
+                          float * out, int64_t out_stride) {
+    if (n % 8 == 0 && n_x > 1 && n <= 64) return dot_rows_grouped<16>(n, n_rows, n_x, x, rows, stride, out, out_stride);
+    if (n % 8 == 0 && n_x > 1 && n <= 256) return dot_rows_grouped<64>(n, n_rows, n_x, x, rows, stride, out, out_stride);
+    for (int64_t g = 0; g < n_x; g++) {
+        for (int64_t j = 0; j < n_rows; j++) out[g * out_stride + j] = kdot_f16(n, x + g * n, rows + j * stride);
     }
+}
+
+template <int NQ>
+static void mad_rows_grouped(int64_t n, int64_t n_rows, int64_t n_y, float * y, const tern_fp16 * rows, int64_t stride,
+                             const float * p, int64_t p_stride) {
     const int nq = (int) (n / 4);
     for (int64_t j = 0; j < n_rows; j++) {
-        float32x4_t r[ATTN_NEON_MAX_HEAD / 4];
+        float32x4_t r[NQ];
         bool loaded = false;
         for (int64_t g = 0; g < n_y; g++) {
             const float pj = p[g * p_stride + j];
@@ -172,6 +168,18 @@ static void kmad_f16_rows(int64_t n, int64_t n_rows, int64_t n_y, float * y, con
             const float32x4_t vs = vdupq_n_f32(pj);
             float * yg = y + g * n;
             for (int k = 0; k < nq; k++) vst1q_f32(yg + 4 * k, vaddq_f32(vld1q_f32(yg + 4 * k), vmulq_f32(vs, r[k])));
+        }
+    }
+}
+
+static void kmad_f16_rows(int64_t n, int64_t n_rows, int64_t n_y, float * y, const tern_fp16 * rows, int64_t stride,
+                          const float * p, int64_t p_stride) {
+    if (n % 4 == 0 && n <= 64) return mad_rows_grouped<16>(n, n_rows, n_y, y, rows, stride, p, p_stride);
+    if (n % 4 == 0 && n <= 256) return mad_rows_grouped<64>(n, n_rows, n_y, y, rows, stride, p, p_stride);
+    for (int64_t g = 0; g < n_y; g++) {
+        for (int64_t j = 0; j < n_rows; j++) {
+            const float pj = p[g * p_stride + j];
+            if (pj != 0.0f) kmad_f16(n, y + g * n, rows + j * stride, pj);
         }
     }
 }
