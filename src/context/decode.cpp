@@ -87,16 +87,7 @@ tern_status batch_validate(const tern_context * ctx, const tern_batch * b) {
     }
     // Highest position held per sequence (-1: none), then the batch's own as it goes.
     tern_pos last[TERN_MAX_SEQ];
-    for (uint32_t s = 0; s < TERN_MAX_SEQ; s++) last[s] = -1;
-    const kv_cache * kv = &ctx->kv;
-    for (uint32_t c = 0; c < kv->n_cells; c++) {
-        const kv_cell & cell = kv->cells[c];
-        if (cell.pos < 0) continue;
-        for (uint64_t m = cell.seq_mask; m; m &= m - 1) {
-            const int s = __builtin_ctzll(m);
-            if (cell.pos > last[s]) last[s] = cell.pos;
-        }
-    }
+    kv_cache_pos_max_all(&ctx->kv, last);
     if (!b->pos && (int64_t) last[0] + b->n_tokens > (int64_t) kMaxPos) {
         return tern_fail(TERN_ERR_INVALID_ARG, "batch of %" PRId32 " tokens after position %" PRId32 " of sequence 0 passes the largest "
                          "position %" PRId32, b->n_tokens, last[0], kMaxPos);
@@ -277,7 +268,8 @@ tern_status decode_batch(tern_context * ctx, tern_batch batch) {
         // a sequence only grow (batch_validate), so past its highest one
         // nothing older than the window is seen again.
         tern_pos next_pos[TERN_MAX_SEQ];
-        for (uint32_t s = 0; s < TERN_MAX_SEQ; s++) next_pos[s] = kv_cache_seq_pos_max(kv, (tern_seq_id) s) + 1;
+        kv_cache_pos_max_all(kv, next_pos);
+        for (uint32_t s = 0; s < TERN_MAX_SEQ; s++) next_pos[s]++;
         kv_cache_free_outside_window(kv, ctx->model->hp.n_swa, n_tokens - (kv->n_cells - kv->used), next_pos);
     }
     if (n_tokens > kv->n_cells - kv->used) {

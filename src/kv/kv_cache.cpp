@@ -223,6 +223,17 @@ tern_pos kv_cache_seq_pos_max(const kv_cache * kv, tern_seq_id seq) {
     return best;
 }
 
+void kv_cache_pos_max_all(const kv_cache * kv, tern_pos * last) {
+    for (uint32_t s = 0; s < TERN_MAX_SEQ; s++) last[s] = -1;
+    for (uint32_t i = 0; i < kv->n_cells; i++) {
+        const kv_cell & c = kv->cells[i];
+        for (uint64_t m = c.seq_mask; m; m &= m - 1) {
+            const int s = __builtin_ctzll(m);
+            if (c.pos > last[s]) last[s] = c.pos;
+        }
+    }
+}
+
 void kv_cache_fill_mask(const kv_cache * kv, uint32_t n_kv, uint32_t n_tokens, const tern_pos * pos,
                         const uint64_t * seq_masks, uint32_t n_swa, float * mask) {
     for (uint32_t t = 0; t < n_tokens; t++) {

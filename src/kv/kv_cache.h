@@ -94,6 +94,8 @@ uint32_t kv_cache_n_kv(const kv_cache * kv);
 // Remove positions [p0, p1) of seq (seq < 0: all sequences; p1 < 0: to the end).
 void kv_cache_seq_rm(kv_cache * kv, tern_seq_id seq, tern_pos p0, tern_pos p1);
 tern_pos kv_cache_seq_pos_max(const kv_cache * kv, tern_seq_id seq);
+// last[s] = kv_cache_seq_pos_max(kv, s) for every s < TERN_MAX_SEQ, in one pass over the cells.
+void kv_cache_pos_max_all(const kv_cache * kv, tern_pos * last);
 tern_pos kv_cache_seq_pos_min(const kv_cache * kv, tern_seq_id seq);  // -1 when empty
 void kv_cache_seq_cp(kv_cache * kv, tern_seq_id src, tern_seq_id dst, tern_pos p0, tern_pos p1);
 void kv_cache_seq_keep(kv_cache * kv, tern_seq_id seq);

@@ -100,7 +100,6 @@ int64_t cells_to_attend(const float * mr, int64_t n_kv) {
 
 struct attn_args {
     const tern_tensor * q, * k, * v, * mask;
-    tern_tensor * dst;
     float scale;
     int64_t hd, hd_v, n_kv;
     const tern_kernel_set * ks;
@@ -143,7 +142,6 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
     a.k = dst->src[1];     // F16/F32 [hd, n_head_kv, n_kv], or quantized [n_embd_gqa, n_kv]
     a.v = dst->src[2];     // F16/F32 [hd_v, n_head_kv, n_kv], or quantized [n_embd_v_gqa, n_kv]
     a.mask = dst->src[3];  // F32 [>= n_kv, >= n_tokens] or NULL
-    a.dst = dst;           // F32 [hd_v * n_head, n_tokens]
     a.scale = tg_param_f32(dst, 0);
     a.hd = a.q->ne[0];
     const int64_t n_kv = n_cells_of(a.k);

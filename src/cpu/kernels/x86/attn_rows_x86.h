@@ -161,9 +161,10 @@ void dot_f16_rows_grouped(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp1
     }
 }
 
-// One query's y [n] += p_r * staged row r for r < 8 in order (p_r == 0 skipped).
-template <class V>
-inline void mad_block(int64_t n, float * y, const float * staged, int64_t staged_stride, const float * p) {
+// One query's y [n] += p_r * row r for r < 8 in order (p_r == 0 skipped);
+// row(r, i) gives lanes [i, i + W) of row r (staged floats, or F16 rows).
+template <class V, class Row>
+inline void mad_block(int64_t n, float * y, const Row & row, const float * p) {
     bool all = true;
     for (int r = 0; r < ATTN_ROWS_BLOCK; r++) all &= p[r] != 0.0f;
     if (all) {
@@ -171,7 +172,7 @@ inline void mad_block(int64_t n, float * y, const float * staged, int64_t staged
         for (int r = 0; r < ATTN_ROWS_BLOCK; r++) pv[r] = V::set1(p[r]);
         for (int64_t i = 0; i < n; i += V::W) {
             typename V::vec acc = V::load(y + i);
-            for (int r = 0; r < ATTN_ROWS_BLOCK; r++) acc = V::add(acc, V::mul(pv[r], V::load(staged + r * staged_stride + i)));
+            for (int r = 0; r < ATTN_ROWS_BLOCK; r++) acc = V::add(acc, V::mul(pv[r], row(r, i)));
             V::store(y + i, acc);
         }
         return;
@@ -179,7 +180,7 @@ inline void mad_block(int64_t n, float * y, const float * staged, int64_t staged
     for (int r = 0; r < ATTN_ROWS_BLOCK; r++) {
         if (p[r] == 0.0f) continue;
         const typename V::vec pv = V::set1(p[r]);
-        for (int64_t i = 0; i < n; i += V::W) V::store(y + i, V::add(V::load(y + i), V::mul(pv, V::load(staged + r * staged_stride + i))));
+        for (int64_t i = 0; i < n; i += V::W) V::store(y + i, V::add(V::load(y + i), V::mul(pv, row(r, i))));
     }
 }
 
@@ -192,17 +193,13 @@ void mad_f16_rows_grouped(int64_t n, int64_t n_rows, int64_t n_y, float * y, con
         for (; j + ATTN_ROWS_BLOCK <= n_rows; j += ATTN_ROWS_BLOCK) {
             const tern_fp16 * blk = rows + j * stride;
             if (n_y == 1) {  // nothing to share: straight from the rows
-                const float * pj = p + j;
-                for (int r = 0; r < ATTN_ROWS_BLOCK; r++) {
-                    if (pj[r] == 0.0f) continue;
-                    const typename V::vec pv = V::set1(pj[r]);
-                    for (int64_t i = 0; i < n; i += V::W) V::store(y + i, V::add(V::load(y + i), V::mul(pv, V::load_f16(blk + r * stride + i))));
-                }
+                mad_block<V>(n, y, [&](int r, int64_t i) { return V::load_f16(blk + r * stride + i); }, p + j);
                 continue;
             }
             prefetch_rows(n, j, n_rows, rows, stride);
             stage_rows<V>(n, blk, stride, staged);
-            for (int64_t g = 0; g < n_y; g++) mad_block<V>(n, y + g * n, staged, n, p + g * p_stride + j);
+            const auto staged_row = [&](int r, int64_t i) { return V::load(staged + r * n + i); };
+            for (int64_t g = 0; g < n_y; g++) mad_block<V>(n, y + g * n, staged_row, p + g * p_stride + j);
         }
     }
     for (; j < n_rows; j++) {
