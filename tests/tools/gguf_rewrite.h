@@ -38,23 +38,35 @@ static inline bool gguf_rewrite_read(const std::string & path, std::vector<uint8
     return ok;
 }
 
+// A GGUF file read into memory and parsed (its bytes and index held here, so
+// views into it stay valid while this lives).
+struct gguf_source {
+    std::vector<uint8_t> bytes, index_buf;
+    tern_arena arena;
+    gguf_file f;
+
+    bool open(const std::string & path, std::string * err) {
+        if (!gguf_rewrite_read(path, &bytes)) { *err = "cannot read " + path; return false; }
+        gguf_span span = {bytes.data(), bytes.size(), bytes.size()};
+        size_t index_bytes = 0;
+        uint64_t need = 0;
+        if (gguf_measure(&span, path.c_str(), NULL, NULL, NULL, &index_bytes, &need) != TERN_OK) {
+            *err = tern_last_error();
+            return false;
+        }
+        index_buf.resize(arena_buffer_size(index_bytes));
+        arena_init(&arena, index_buf.data(), index_buf.size());
+        if (gguf_parse(&span, path.c_str(), &arena, &f) != TERN_OK) { *err = tern_last_error(); return false; }
+        return true;
+    }
+};
+
 // Returns true on success; *err says why not.
 static inline bool gguf_rewrite(const std::string & src, const std::string & dst, const gguf_edit & edit,
                                 std::string * err) {
-    std::vector<uint8_t> bytes;
-    if (!gguf_rewrite_read(src, &bytes)) { *err = "cannot read " + src; return false; }
-    gguf_span span = {bytes.data(), bytes.size(), bytes.size()};
-    size_t index_bytes = 0;
-    uint64_t need = 0;
-    if (gguf_measure(&span, src.c_str(), NULL, NULL, NULL, &index_bytes, &need) != TERN_OK) {
-        *err = tern_last_error();
-        return false;
-    }
-    std::vector<uint8_t> index_buf(arena_buffer_size(index_bytes));
-    tern_arena index_arena;
-    arena_init(&index_arena, index_buf.data(), index_buf.size());
-    gguf_file f;
-    if (gguf_parse(&span, src.c_str(), &index_arena, &f) != TERN_OK) { *err = tern_last_error(); return false; }
+    gguf_source in;
+    if (!in.open(src, err)) return false;
+    const gguf_file & f = in.f;
 
     const uint32_t max_kv = (uint32_t) f.n_kv + (uint32_t) edit.set_str.size();
     const uint32_t max_tensors = (uint32_t) f.n_tensors;

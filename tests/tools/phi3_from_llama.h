@@ -30,17 +30,9 @@ struct phi3_tensor_buf {
 };
 
 static inline bool phi3_from_llama(const std::string & src, const std::string & dst, uint32_t n_swa, std::string * err) {
-    std::vector<uint8_t> bytes;
-    if (!gguf_rewrite_read(src, &bytes)) { *err = "cannot read " + src; return false; }
-    gguf_span span = {bytes.data(), bytes.size(), bytes.size()};
-    size_t index_bytes = 0;
-    uint64_t need = 0;
-    if (gguf_measure(&span, src.c_str(), NULL, NULL, NULL, &index_bytes, &need) != TERN_OK) { *err = tern_last_error(); return false; }
-    std::vector<uint8_t> index_buf(arena_buffer_size(index_bytes));
-    tern_arena index_arena;
-    arena_init(&index_arena, index_buf.data(), index_buf.size());
-    gguf_file f;
-    if (gguf_parse(&span, src.c_str(), &index_arena, &f) != TERN_OK) { *err = tern_last_error(); return false; }
+    gguf_source in;
+    if (!in.open(src, err)) return false;
+    const gguf_file & f = in.f;
 
     auto find = [&](const std::string & name) -> const gguf_tensor_info * {
         for (uint64_t i = 0; i < f.n_tensors; i++) if (name == f.tensors[i].name) return &f.tensors[i];
