@@ -4,6 +4,7 @@
 #include <thread>
 #include "cpu_test_util.h"
 #include "port.h"
+#include "cpu/work_claim.h"
 
 static int32_t expected_threads(int32_t n) { return TERN_WITH_THREADS ? n : 1; }
 
@@ -192,12 +193,86 @@ static void test_keep_off_cpu() {
     tern::port_thread_join(t);
 }
 
+// Work claiming (work_claim.h). One worker alone: its own range in order, then
+// the next workers' ranges, each item once.
+static void test_claim_order() {
+    tern::tern_claim_counter counters[3];
+    for (auto & c : counters) c.next.store(0);
+    tern::tern_claim_cursor cur = { 0 };
+    int64_t item, got[16], n_got = 0;
+    while (tern::tern_claim_next(counters, 1, 3, 10, &cur, &item) && n_got < 16) got[n_got++] = item;
+    const int64_t want[10] = { 3, 4, 5, 6, 7, 8, 9, 0, 1, 2 };  // ranges [0,3) [3,6) [6,10)
+    CHECK(n_got == 10);
+    for (int64_t i = 0; i < 10 && i < n_got; i++) CHECK_MSG(got[i] == want[i], "claim %d: %d, want %d", (int) i, (int) got[i], (int) want[i]);
+    CHECK(!tern::tern_claim_next(counters, 1, 3, 10, &cur, &item));  // exhausted stays exhausted
+    for (auto & c : counters) c.next.store(0);
+    tern::tern_claim_cursor none = { 0 };
+    CHECK(!tern::tern_claim_next(counters, 0, 3, 0, &none, &item));  // no items
+}
+
+// Every worker claims through the pool's counters as the executor does (set
+// k % 2 for node k, its own counter of the other set zeroed meanwhile), over
+// nodes of many sizes; the last worker starts late on some nodes, so the others
+// must take its range. Every item is claimed exactly once.
+struct claim_job {
+    tern_threadpool * pool;
+    std::atomic<int> hits[1000];
+    std::atomic<int> stolen;   // items of the last worker's range claimed by another
+    std::atomic<int> errors;
+};
+
+static const int64_t k_claim_sizes[] = { 0, 1, 2, 7, 64, 1000, 3, 999 };
+
+static void claim_fn(int32_t ith, int32_t nth, void * arg) {
+    claim_job * j = (claim_job *) arg;
+    tern::tern_claim_counter * claims = tern_threadpool_claims(j->pool);
+    const int n_nodes = (int) (sizeof(k_claim_sizes) / sizeof(k_claim_sizes[0]));
+    for (int k = 0; k < n_nodes; k++) {
+        claims[((k + 1) & 1) * nth + ith].next.store(0, std::memory_order_relaxed);
+        if (ith == nth - 1 && nth > 1 && (k & 1)) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        const int64_t n = k_claim_sizes[k];
+        tern::tern_claim_cursor cur = { 0 };
+        int64_t item;
+        while (tern::tern_claim_next(claims + (k & 1) * nth, ith, nth, n, &cur, &item)) {
+            if (item < 0 || item >= n) { j->errors.fetch_add(1); break; }
+            j->hits[item].fetch_add(1);
+            if (ith != nth - 1 && item >= n * (nth - 1) / nth) j->stolen.fetch_add(1);
+        }
+        tern_threadpool_barrier(j->pool);
+        if (ith == 0) {
+            for (int64_t i = 0; i < n; i++) {
+                if (j->hits[i].load() != 1) j->errors.fetch_add(1);
+                j->hits[i].store(0);
+            }
+        }
+        tern_threadpool_barrier(j->pool);
+    }
+}
+
+static void test_claims(int32_t n) {
+    tern_threadpool * pool = test_pool(n, 1 << 10);
+    CHECK(pool != NULL);
+    if (!pool) return;
+    static claim_job j;
+    j.pool = pool;
+    for (auto & h : j.hits) h.store(0);
+    j.stolen.store(0);
+    j.errors.store(0);
+    for (int r = 0; r < 5; r++) tern_threadpool_run(pool, claim_fn, &j);
+    CHECK_MSG(j.errors.load() == 0, "n=%d: %d items not claimed exactly once", n, j.errors.load());
+    // 5 ms late on 1000 items: the others take part of the late worker's range.
+    if (tern_threadpool_n_threads(pool) > 1) CHECK_MSG(j.stolen.load() > 0, "n=%d: nothing taken from a late worker", n);
+    tern_threadpool_free(pool);
+}
+
 int main() {
     for (int32_t n : { 1, 2, 3, 8 }) {
         test_kickoffs_and_barrier(n, 1 << 10);
         test_kickoffs_and_barrier(n, 0);
         test_abort(n);
+        test_claims(n);
     }
+    test_claim_order();
     test_sleep_and_wake();
     test_init_in();
     test_keep_off_cpu();

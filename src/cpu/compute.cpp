@@ -60,10 +60,13 @@ struct graph_job {
     // after it. A node index, not a flag, so that a slow worker leaving the previous barrier
     // cannot see a decision meant for the next one.
     std::atomic<int32_t> abort_after;
-    // Chunk counters: the k-th computing node uses chunk[k % 2]. Worker 0 zeroes
-    // the other one while node k runs; nobody touches it then (node k - 1 is
-    // behind a barrier, node k + 1 has not started), so node k + 1 finds it zeroed.
-    std::atomic<intptr_t> chunk[2];
+    // Claim counters (work_claim.h), [2][nth]: the k-th computing node uses set
+    // k % 2. While node k runs, each worker zeroes its own counter of the other
+    // set; nobody touches that set then (node k - 1 is behind a barrier, node
+    // k + 1 has not started), so node k + 1 finds it zeroed. The pool's, or
+    // own_claims without a pool (one worker).
+    tern_claim_counter * claims;
+    tern_claim_counter   own_claims[2];
 };
 } // namespace
 
@@ -74,8 +77,8 @@ static void run_graph(int32_t ith, int32_t nth, void * arg) {
     for (int32_t i = 0; i <= job->last_node; i++) {
         tern_tensor * node = job->g->nodes[i];
         if (!computes(node)) continue;
-        ctx.chunk = &job->chunk[seq & 1];
-        if (ith == 0) job->chunk[(seq + 1) & 1].store(0, std::memory_order_relaxed);
+        ctx.claims = job->claims + (seq & 1) * nth;
+        job->claims[((seq + 1) & 1) * nth + ith].next.store(0, std::memory_order_relaxed);
         seq++;
         compute_node(&ctx, node);
         if (ith == 0 && i < job->last_node && job->abort_cb && job->abort_cb(job->abort_data)) {
@@ -122,8 +125,8 @@ tern_status tern_graph_compute(const tern_graph * g, tern_threadpool * pool, voi
     job.abort_cb = abort_cb;
     job.abort_data = abort_data;
     job.abort_after.store(-1);
-    job.chunk[0].store(0);
-    job.chunk[1].store(0);
+    job.claims = pool ? tern_threadpool_claims(pool) : job.own_claims;
+    for (int32_t i = 0; i < 2 * nth; i++) job.claims[i].next.store(0);
     if (job.last_node < 0) return TERN_OK;
     tern_threadpool_run(pool, run_graph, &job);
     if (job.abort_after.load() >= 0) return tern_fail(TERN_ERR_ABORTED, "compute: aborted by the callback");

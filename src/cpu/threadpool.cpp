@@ -2,6 +2,7 @@
 #include "cpu/threadpool.h"
 #include "core/arena.h"
 #include "core/status.h"
+#include "cpu/work_claim.h"
 #include "port.h"
 
 #include <inttypes.h>
@@ -40,6 +41,7 @@ struct tern_threadpool {
     port_mutex *         mutex;
     port_cond *          cond;
     pool_worker *        workers;                  // [n_threads]; [0] is the caller
+    tern_claim_counter * claims;                   // [2][n_threads] (tern_threadpool_claims)
     void *               owned_mem;                // from port_alloc (tern_threadpool_create) or NULL
 };
 
@@ -55,10 +57,11 @@ extern "C" tern_threadpool_params tern_threadpool_default_params(int32_t n_threa
 
 static int32_t effective_threads(int32_t n) { return TERN_WITH_THREADS ? n : 1; }
 
-// The block: pool | workers | threads | mutex | cond, each 64-byte aligned.
+// The block: pool | workers | claims | threads | mutex | cond, each 64-byte aligned.
 size_t tern_threadpool_mem_size(int32_t n_threads) {
     int32_t n = effective_threads(n_threads < 1 ? 1 : n_threads);
-    size_t bytes = arena_padded(sizeof(tern_threadpool)) + arena_padded((size_t) n * sizeof(pool_worker));
+    size_t bytes = arena_padded(sizeof(tern_threadpool)) + arena_padded((size_t) n * sizeof(pool_worker)) +
+                   arena_padded(2 * (size_t) n * sizeof(tern_claim_counter));
 #if TERN_WITH_THREADS
     bytes += (size_t) n * arena_padded(port_thread_size()) + arena_padded(port_mutex_size()) + arena_padded(port_cond_size());
 #endif
@@ -66,6 +69,8 @@ size_t tern_threadpool_mem_size(int32_t n_threads) {
 }
 
 int32_t tern_threadpool_n_threads(const tern_threadpool * pool) { return pool ? pool->n_threads : 1; }
+
+tern_claim_counter * tern_threadpool_claims(tern_threadpool * pool) { return pool->claims; }
 
 #if TERN_WITH_THREADS
 
@@ -181,6 +186,9 @@ tern_status tern_threadpool_init_in(void * mem, const tern_threadpool_params * p
     pool->workers = (pool_worker *) p;
     p += arena_padded((size_t) n * sizeof(pool_worker));
     for (int32_t i = 0; i < n; i++) pool->workers[i] = pool_worker{ pool, i, NULL };
+    pool->claims = (tern_claim_counter *) p;
+    p += arena_padded(2 * (size_t) n * sizeof(tern_claim_counter));
+    for (int32_t i = 0; i < 2 * n; i++) pool->claims[i].next.store(0);
     pool->mutex = NULL;
     pool->cond = NULL;
 #if TERN_WITH_THREADS

@@ -22,12 +22,17 @@
 // second decode on the same pool is refused with TERN_ERR_BUSY, never run. With TERN_WITH_THREADS
 // == 0 a pool always has one thread and makes no thread calls.
 //
-// Memory: state, workers, thread handles, mutex and condition variable are one
-// block of tern_threadpool_mem_size() bytes (any alignment).
+// Work claiming (work_claim.h): the pool holds two sets of n_threads claim
+// counters, one per computing node in turn (the graph executor's), so that
+// node k + 1's set is reset while node k runs.
+//
+// Memory: state, workers, claim counters, thread handles, mutex and condition
+// variable are one block of tern_threadpool_mem_size() bytes (any alignment).
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
 #include "tern.h"
+#include "cpu/work_claim.h"
 
 namespace tern {
 
@@ -44,5 +49,7 @@ void        tern_threadpool_release(tern_threadpool * pool);
 // Only from inside a running fn, by every worker.
 void        tern_threadpool_barrier(tern_threadpool * pool);
 int32_t     tern_threadpool_n_threads(const tern_threadpool * pool);
+// The pool's claim counters, [2][n_threads], zero when the pool is made.
+tern_claim_counter * tern_threadpool_claims(tern_threadpool * pool);
 
 }  // namespace tern

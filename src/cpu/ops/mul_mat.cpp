@@ -7,8 +7,10 @@
 // buffer: a few hundred nanoseconds of repeated work cost less than the
 // barrier and the idle workers behind it, and the bytes are the same.
 // Phase 2: the output is cut into chunks of up to CHUNK_N weight rows x
-// CHUNK_M activation rows; workers claim chunks with a fetch_add until none
-// are left, so a slow core does not hold the others at the next barrier.
+// CHUNK_M activation rows; each worker claims the chunks of its own
+// contiguous stretch of weight rows, then the others' leftovers, until none
+// are left (work_claim.h), so every worker streams one run of the weights and
+// a slow core does not hold the others at the next barrier.
 // A bias (src[2], F32 [N]) is added to a chunk's outputs right after it is
 // computed: the floats of a separate ADD node, without its pass and barrier.
 // A chunk is one gemm tile call (kernel_set.h), or one vec_dot per output
@@ -111,9 +113,9 @@ void tern_op_mul_mat(const tern_op_ctx * c, tern_tensor * dst) {
     const size_t w_stride = w->nb[1];
     float * out = (float *) dst->data;  // contiguous: (n, m) at m * N + n
     const float * bias = dst->src[2] ? (const float *) dst->src[2]->data : nullptr;  // [N] or none
-    for (;;) {
-        const int64_t chunk = (int64_t) c->chunk->fetch_add(1, std::memory_order_relaxed);
-        if (chunk >= n_chunks) break;
+    tern_claim_cursor cursor = { 0 };
+    int64_t chunk;
+    while (tern_claim_next(c->claims, c->ith, c->nth, n_chunks, &cursor, &chunk)) {
         // Consecutive chunks share their weight rows (m varies fastest).
         const int64_t chunk_n0 = (chunk / n_chunks_m) * cn;
         const int64_t m0 = (chunk % n_chunks_m) * CHUNK_M;

@@ -8,9 +8,9 @@
 // the caller: an index out of range gives a zero row (get_rows) or no write
 // (set_rows), never a stray memory access.
 #pragma once
-#include <atomic>
 #include <stddef.h>
 #include <stdint.h>
+#include "cpu/work_claim.h"
 #include "graph/graph.h"
 
 namespace tern {
@@ -22,10 +22,8 @@ struct tern_op_ctx {
     void *            work;       // node scratch, tern_op_work_size() bytes, 64-byte aligned, shared by all workers
     size_t            work_size;
     tern_threadpool * pool;       // for ops with phases (mul_mat): tern_threadpool_barrier(pool)
-    // Work chunks claimed by fetch_add (mul_mat): zero when the node starts, for this node alone.
-    // Pointer-sized: lock-free on every target (Cortex-M has no 64-bit atomics), and a
-    // chunk count never passes the floats the output holds, which fit the address space.
-    std::atomic<intptr_t> * chunk;
+    // This node's claim counters, [nth], zero when it starts (work_claim.h: mul_mat's chunks).
+    tern_claim_counter * claims;
 };
 
 // Rows [*r0, *r1) of n for worker ith of nth: contiguous, balanced, covering n.
