@@ -42,8 +42,11 @@
 //                               end ((a0 + a4) + (a2 + a6)) + ((a1 + a5) + (a3 + a7))
 //
 // Tiles: one group x up to 4 activation columns (PER_BLOCK, LANES8 without
-// offset) or 3 (LANES8 with offset: the quad sums cost registers), which
-// prefetches each block about 8 KiB ahead in its group (for decode). (Two
+// offset) or 3 (LANES8 with offset: the quad sums cost registers). No
+// software prefetch: each worker streams one contiguous run of groups
+// (work_claim.h), which the hardware prefetchers follow; prefetching 8 KiB
+// ahead made decode 4-18% slower then (it had helped Q8_0 by 7% while
+// workers took alternating chunks). (Two
 // groups per tile of one column, sharing the activation's broadcasts, were
 // 10% faster on LANES8 weights in L3 and 15% slower streaming from DRAM,
 // where decode is.) Prompt PER_BLOCK tiles take two groups x up to 4
@@ -73,10 +76,6 @@ const int R = 16;                 // rows per group (zmm lanes)
 const int QK = 32;                // values per block
 const int L = 8;                  // quads per block
 const int64_t SUM_BLOCKS = 1024;  // activation block sums kept on the stack (K <= 32768)
-// How far ahead a tile prefetches its group, in whole blocks: about 8 KiB
-// whatever the block size (Q8_0 read 7% faster in decode than with 4 blocks,
-// 2.2 KiB; Q4_0 the same within noise).
-const size_t PREFETCH_BYTES = 8192;
 
 inline float f16(tern_fp16 h) { return _cvtsh_ss(h); }
 
@@ -258,11 +257,6 @@ inline __m512i load_quad(const uint8_t * g, int l) {
     }
 }
 
-template <typename F>
-inline void prefetch_block(const uint8_t * g) {
-    for (size_t o = 0; o < F::BYTES; o += 64) _mm_prefetch((const char *) (g + PREFETCH_BYTES / F::BYTES * F::BYTES + o), _MM_HINT_T0);
-}
-
 // PER_BLOCK: one group of 16 rows x C activation columns. sums: C rows of nb
 // block sums (stride nb), or NULL to compute them here (formats with an offset).
 template <typename F, int C>
@@ -272,7 +266,6 @@ void tile_per_block(int64_t nb, const uint8_t * g, const uint8_t * a, size_t a_s
     __m512 acc[C];
     for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++, g += F::BYTES) {
-        prefetch_block<F>(g);
         const __m512 dw = load_halves(g);
         __m512 mw = _mm512_setzero_ps();
         if constexpr (F::affine) mw = load_halves(g + F::M_AT);
@@ -348,7 +341,6 @@ void tile_lanes8(int64_t nb, const uint8_t * g, const uint8_t * a, size_t a_stri
         summs[c] = _mm512_setzero_ps();
     }
     for (int64_t b = 0; b < nb; b++, g += F::BYTES) {
-        prefetch_block<F>(g);
         // -offset * the activation's quad sums, per column (stored, then broadcast)
         alignas(32) int32_t ncorr[C][L];
         if constexpr (F::OFFSET != 0) {
