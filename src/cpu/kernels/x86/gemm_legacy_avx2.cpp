@@ -46,6 +46,7 @@
 #include <string.h>
 #include "tensor/blocks.h"
 #include "tensor/quants.h"
+#include "cpu/kernels/x86/block_sum_avx2.h"
 
 namespace tern {
 
@@ -360,14 +361,7 @@ inline const uint8_t * act_qs(const uint8_t * y) {
 inline __m256i act_group(const uint8_t * qs, int j) { return _mm256_set1_epi32(rd32(qs + 4 * j)); }
 
 // The sum of the block's 32 levels.
-inline int32_t block_sum(const uint8_t * qs) {
-    const __m256i pairs = _mm256_maddubs_epi16(_mm256_set1_epi8(1), _mm256_loadu_si256((const __m256i *) qs));
-    const __m256i s = _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
-    __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-    h = _mm_add_epi32(h, _mm_unpackhi_epi64(h, h));
-    h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(1, 1, 1, 1)));
-    return _mm_cvtsi128_si32(h);
-}
+inline int32_t block_sum(const uint8_t * qs) { return act_block_sum_avx2(qs); }
 
 // ------------------------------------------------------------ tiles
 

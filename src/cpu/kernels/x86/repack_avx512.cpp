@@ -3,27 +3,9 @@
 // Q5_0 Q5_1 Q8_0 IQ4_NL. Compiled with the avx512 target flags (F/BW/VL/DQ +
 // VNNI): static code only.
 //
-// A group is 16 rows; per 32-value block b it holds the same bytes as the 16
-// rows' blocks b in the file, so a matrix is rewritten in place. A block's
-// values form 8 quads (values 4l..4l+3, l = 0..7); the tiles want, per quad,
-// one zmm whose lane r holds row r's four levels as unsigned bytes u:
-//   d[16]   at 0      the rows' F16 scales, row r at 2r (every format)
-//   m[16]   at 32     the rows' F16 minimums (Q4_1, Q5_1)
-//   then 64-byte chunks, row r at bytes 4r..4r+3 of each, value 4l + i of
-//   the row at byte 4r + i of:
-//   Q4_0 Q4_1 IQ4_NL  chunk j (4): row's qs[4j..4j+3], that is quad j in
-//                     the low nibbles, quad 4 + j in the high nibbles (as the
-//                     file packs them); IQ4_NL: u = table[nibble] + 128
-//   Q8_0              chunk j (8): quad j, u = qs + 128
-//   Q5_0 Q5_1         chunk H, then chunk j (4): with u the 5-bit levels
-//                     (nibble | qh bit << 4), chunk j = u of quad j in bits
-//                     0..4 and bits 0..2 of quad 4 + j's u in bits 5..7; H
-//                     = bits 3..4 of quad 4 + j's u in bits 2j..2j+1, j = 0..3
-//                     (quad j: one AND; quad 4 + j: two shifts, an AND and a
-//                     ternary-logic op)
-//   Q4_0 288 = 16 x 18   d qs          Q4_1   320 = 16 x 20   d m qs
-//   Q5_0 352 = 16 x 22   d H qs        Q5_1   384 = 16 x 24   d m H qs
-//   Q8_0 544 = 16 x 34   d qs(8)       IQ4_NL 288 = 16 x 18   d qs
+// The layout (16-row groups, per quad one zmm of the 16 rows' unsigned
+// levels) is repack_legacy.h's, shared with the avx2 set; the Q5 formats'
+// quad 4 + j costs two shifts, an AND and a ternary-logic op.
 // One VNNI dpbusd of a quad's zmm with the activation's 4 values broadcast
 // makes the 16 rows' exact int32 quad sums. The unsigned offset (Q4_0 8, Q5_0
 // 16, Q8_0 and IQ4_NL 128, Q4_1 Q5_1 0) comes back in int32 as the dpbusd
@@ -60,6 +42,7 @@
 #include <string.h>
 #include "tensor/blocks.h"
 #include "tensor/quants.h"
+#include "cpu/kernels/repack_legacy.h"
 
 namespace tern {
 
@@ -72,9 +55,7 @@ namespace tern {
 
 namespace {
 
-const int R = 16;                 // rows per group (zmm lanes)
-const int QK = 32;                // values per block
-const int L = 8;                  // quads per block
+using namespace repack_legacy;   // R, QK, L, the formats (fmt_*)
 const int64_t SUM_BLOCKS = 1024;  // activation block sums kept on the stack (K <= 32768)
 
 inline float f16(tern_fp16 h) { return _cvtsh_ss(h); }
@@ -98,129 +79,6 @@ inline int32_t block_sum(const int8_t * qs) {
     h = _mm_add_epi32(h, _mm_unpackhi_epi64(h, h));
     h = _mm_add_epi32(h, _mm_shuffle_epi32(h, _MM_SHUFFLE(1, 1, 1, 1)));
     return _mm_cvtsi128_si32(h);
-}
-
-// ---- layouts ---------------------------------------------------------------
-
-// Per format: its file block and activation block, how its levels are
-// stored (kind), its dot order, whether it is affine (m, and the
-// activation's s), its unsigned offset, and where its parts lie in a group's
-// block (M_AT, H_AT: 0 = none; QS_AT: the first of the 4 or 8 chunks).
-enum class fmt_kind { nibbles, q5, q8, iq4nl };
-
-struct fmt_q4_0 {
-    typedef block_q4_0 block;
-    typedef block_q8_0 act;
-    static const fmt_kind kind = fmt_kind::nibbles;
-    static const bool affine = false, lanes8 = false;
-    static const int OFFSET = 8;
-    [[maybe_unused]] static const size_t M_AT = 0, H_AT = 0, QS_AT = 2 * R, BYTES = QS_AT + 4 * 64;
-};
-struct fmt_q4_1 {
-    typedef block_q4_1 block;
-    typedef block_q8_1 act;
-    static const fmt_kind kind = fmt_kind::nibbles;
-    static const bool affine = true, lanes8 = false;
-    static const int OFFSET = 0;
-    [[maybe_unused]] static const size_t M_AT = 2 * R, H_AT = 0, QS_AT = 4 * R, BYTES = QS_AT + 4 * 64;
-};
-struct fmt_q5_0 {
-    typedef block_q5_0 block;
-    typedef block_q8_0 act;
-    static const fmt_kind kind = fmt_kind::q5;
-    static const bool affine = false, lanes8 = false;
-    static const int OFFSET = 16;
-    [[maybe_unused]] static const size_t M_AT = 0, H_AT = 2 * R, QS_AT = 2 * R + 64, BYTES = QS_AT + 4 * 64;
-};
-struct fmt_q5_1 {
-    typedef block_q5_1 block;
-    typedef block_q8_1 act;
-    static const fmt_kind kind = fmt_kind::q5;
-    static const bool affine = true, lanes8 = false;
-    static const int OFFSET = 0;
-    static const size_t M_AT = 2 * R, H_AT = 4 * R, QS_AT = 4 * R + 64, BYTES = QS_AT + 4 * 64;
-};
-struct fmt_q8_0 {
-    typedef block_q8_0 block;
-    typedef block_q8_0 act;
-    static const fmt_kind kind = fmt_kind::q8;
-    static const bool affine = false, lanes8 = false;
-    static const int OFFSET = 128;
-    [[maybe_unused]] static const size_t M_AT = 0, H_AT = 0, QS_AT = 2 * R, BYTES = QS_AT + 8 * 64;
-};
-struct fmt_iq4_nl {
-    typedef block_iq4_nl block;
-    typedef block_q8_0 act;
-    static const fmt_kind kind = fmt_kind::iq4nl;
-    static const bool affine = false, lanes8 = true;
-    static const int OFFSET = 128;
-    [[maybe_unused]] static const size_t M_AT = 0, H_AT = 0, QS_AT = 2 * R, BYTES = QS_AT + 4 * 64;
-};
-
-// Byte i of quad j's place in a chunk (row r): QS_AT + 64 j + 4 r + i.
-inline size_t at(size_t qs_at, int j, int r, int i) { return qs_at + 64 * (size_t) j + 4 * r + i; }
-
-template <typename F>
-void repack(int64_t k, const void * src, void * dst) {
-    typedef typename F::block B;
-    static_assert(F::BYTES == R * sizeof(B), "same bytes as the file");
-    const int64_t nb = k / QK;
-    const size_t row_bytes = (size_t) nb * sizeof(B);
-    uint8_t * out = (uint8_t *) dst;
-    for (int64_t b = 0; b < nb; b++, out += F::BYTES) {
-        for (int r = 0; r < R; r++) {
-            const B * x = (const B *) ((const uint8_t *) src + r * row_bytes) + b;
-            memcpy(out + 2 * r, &x->d, 2);
-            if constexpr (F::affine) memcpy(out + F::M_AT + 2 * r, &x->m, 2);
-            if constexpr (F::kind == fmt_kind::q8) {
-                for (int v = 0; v < QK; v++) out[at(F::QS_AT, v / 4, r, v % 4)] = (uint8_t) ((uint8_t) x->qs[v] ^ 0x80);
-            } else if constexpr (F::kind == fmt_kind::q5) {
-                uint32_t qh;
-                memcpy(&qh, x->qh, 4);
-                for (int v = 0; v < 16; v++) {  // v: quad j = v / 4, the high value v + 16: quad 4 + j
-                    const int j = v / 4, i = v % 4;
-                    const int lo = (x->qs[v] & 15) | ((qh >> v) & 1) << 4;
-                    const int hi = (x->qs[v] >> 4) | ((qh >> (v + 16)) & 1) << 4;
-                    out[at(F::QS_AT, j, r, i)] = (uint8_t) (lo | (hi & 7) << 5);
-                    uint8_t & h = out[F::H_AT + 4 * r + i];
-                    if (j == 0) h = 0;
-                    h = (uint8_t) (h | (hi >> 3) << (2 * j));
-                }
-            } else {
-                for (int v = 0; v < 16; v++) out[at(F::QS_AT, v / 4, r, v % 4)] = x->qs[v];
-            }
-        }
-    }
-}
-
-// Row r of a group back in the file layout (the inverse of repack).
-template <typename F>
-void unpack_row(int64_t k, const void * group, int32_t r, void * row) {
-    typedef typename F::block B;
-    const int64_t nb = k / QK;
-    const uint8_t * g = (const uint8_t *) group;
-    B * out = (B *) row;
-    for (int64_t b = 0; b < nb; b++, g += F::BYTES) {
-        B * x = out + b;
-        memcpy(&x->d, g + 2 * r, 2);
-        if constexpr (F::affine) memcpy(&x->m, g + F::M_AT + 2 * r, 2);
-        if constexpr (F::kind == fmt_kind::q8) {
-            for (int v = 0; v < QK; v++) x->qs[v] = (int8_t) (g[at(F::QS_AT, v / 4, r, v % 4)] ^ 0x80);
-        } else if constexpr (F::kind == fmt_kind::q5) {
-            uint32_t qh = 0;
-            for (int v = 0; v < 16; v++) {
-                const int j = v / 4, i = v % 4;
-                const int z = g[at(F::QS_AT, j, r, i)];
-                const int lo = z & 31;
-                const int hi = z >> 5 | ((g[F::H_AT + 4 * r + i] >> (2 * j)) & 3) << 3;
-                x->qs[v] = (uint8_t) ((lo & 15) | (hi & 15) << 4);
-                qh |= (uint32_t) (lo >> 4) << v | (uint32_t) (hi >> 4) << (v + 16);
-            }
-            memcpy(x->qh, &qh, 4);
-        } else {
-            for (int v = 0; v < 16; v++) x->qs[v] = g[at(F::QS_AT, v / 4, r, v % 4)];
-        }
-    }
 }
 
 // ---- tiles -------------------------------------------------------------------
@@ -433,10 +291,9 @@ void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_s
 
 template <typename F>
 void fill(tern_kernel_set * ks, tern_type t) {
+    if (!tern_repack_legacy_fns(t, &ks->repack[t], &ks->unpack_row[t])) return;
     ks->repack_rows[t] = R;
-    ks->repack[t] = repack<F>;
     ks->gemm_repacked[t] = gemm_repacked<F>;
-    ks->unpack_row[t] = unpack_row<F>;
 }
 
 }  // namespace

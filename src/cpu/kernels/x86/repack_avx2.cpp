@@ -1,0 +1,194 @@
+// Interleaved (repacked) legacy weights, avx2 kernel set (kernel_set.h:
+// repack_rows, repack, gemm_repacked, unpack_row): Q4_0 and Q8_0. Compiled
+// with the avx2 target flags (AVX2 + FMA + F16C): static code only.
+//
+// Why: in the file layout a decode tile reads 16 rows side by side, 16
+// streams a few hundred bytes apart, and on this set's one-column path that
+// read 15-16 GB/s where the repacked avx512 tiles read the same memory at
+// 30+ (qwen2.5-0.5b Q4_0, 2 threads: 43 t/s against llama.cpp's avx2 build's
+// 72). Repacked, a group is one contiguous run (repack_legacy.h: 16 rows,
+// per quad the rows' four unsigned levels side by side), the same layout the
+// avx512 set reads, so one repack serves both.
+//
+// A group's 16 rows are two halves of 8 (one ymm each: row r of the half at
+// bytes 4r..4r+3 of the chunk's 32-byte half). Per half and block:
+//   Q4_0: u <= 15 (level + 8); one maddubs of a quad's u with the
+//         activation's 4 values broadcast gives two pair sums per row; the
+//         8 quads add up in int16 (at most 8 * 2 * 15 * 128 = 30720), one
+//         madd makes the int32 row totals, and -8 * (the activation block's
+//         sum) takes the offset back.
+//   Q8_0: u = q + 128 turned back into q (xor 0x80); q and the activation
+//         widened to int16 (a product reaches 128 * 128, too big for
+//         maddubs), one madd per four rows, the quads summed in int32, and
+//         one hadd + permute puts the 8 row totals in order.
+// Integer sums are exact in any order, and the float part is the scalar
+// reference's (acc = fma((float) sumi, d_w * d_a, acc), lane by lane), so
+// every output equals the reference's bits whatever tile computes it.
+//
+// Tiles: one half (8 rows) x up to 4 columns (Q4_0) or 2 (Q8_0: its widened
+// quads and int32 sums cost registers), both halves of a group in turn (the
+// second reads the group's lines again from L1/L2).
+#include "cpu/kernels/kernel_set.h"
+
+#include <immintrin.h>
+#include <stddef.h>
+#include <string.h>
+#include "cpu/kernels/repack_legacy.h"
+#include "cpu/kernels/x86/block_sum_avx2.h"
+#include "tensor/blocks.h"
+
+namespace tern {
+
+namespace {
+
+using namespace repack_legacy;   // R, QK, L, the formats (fmt_*)
+const int HALF = 8;                // rows per ymm
+const int64_t SUM_BLOCKS = 1024;   // activation block sums kept on the stack (K <= 32768)
+
+inline float f16(tern_fp16 h) { return _cvtsh_ss(h); }
+
+inline int32_t rd32(const int8_t * p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+// The 8 F16 scales of half h of a group's block, as floats.
+inline __m256 half_scales(const uint8_t * g, int h) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (g + 16 * h))); }
+
+inline int32_t block_sum(const int8_t * qs) { return act_block_sum_avx2(qs); }
+
+// Q4_0, half h (rows 8h..8h+7) of one group x C columns over nb blocks.
+// sums: C rows of nb activation block sums (stride nb), or NULL.
+template <int C>
+void half_q4_0(int64_t nb, const uint8_t * g, int h, const uint8_t * a, size_t a_stride, const int32_t * sums,
+               float * out, int64_t ldo) {
+    typedef fmt_q4_0 F;
+    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    __m256 acc[C];
+    for (int c = 0; c < C; c++) acc[c] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++, g += F::BYTES) {
+        __m256i w[L];
+        for (int j = 0; j < 4; j++) {
+            const __m256i z = _mm256_loadu_si256((const __m256i *) (g + F::QS_AT + 64 * j + 32 * h));
+            w[j] = _mm256_and_si256(z, m4);
+            w[4 + j] = _mm256_and_si256(_mm256_srli_epi16(z, 4), m4);
+        }
+        const __m256 dw = half_scales(g, h);
+        for (int c = 0; c < C; c++) {
+            const block_q8_0 * ab = (const block_q8_0 *) (a + c * a_stride) + b;
+            __m256i s16 = _mm256_maddubs_epi16(w[0], _mm256_set1_epi32(rd32(ab->qs)));
+            for (int l = 1; l < L; l++) s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(w[l], _mm256_set1_epi32(rd32(ab->qs + 4 * l))));
+            const int32_t sum = sums ? sums[c * nb + b] : block_sum(ab->qs);
+            const __m256i s = _mm256_add_epi32(_mm256_madd_epi16(s16, ones), _mm256_set1_epi32(-F::OFFSET * sum));
+            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_set1_ps(f16(ab->d))), acc[c]);
+        }
+    }
+    for (int c = 0; c < C; c++) _mm256_storeu_ps(out + c * ldo, acc[c]);
+}
+
+// Q8_0, half h of one group x C columns over nb blocks.
+template <int C>
+void half_q8_0(int64_t nb, const uint8_t * g, int h, const uint8_t * a, size_t a_stride, float * out, int64_t ldo) {
+    typedef fmt_q8_0 F;
+    const __m256i flip = _mm256_set1_epi8((char) 0x80);
+    __m256 acc[C];
+    for (int c = 0; c < C; c++) acc[c] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++, g += F::BYTES) {
+        __m256i lo[C], hi[C];  // int32 pair sums: rows 0..3 and 4..7 of the half
+        __m256i y16[C][2];     // the activation block as int16: quads 0..3, 4..7
+        for (int c = 0; c < C; c++) {
+            lo[c] = hi[c] = _mm256_setzero_si256();
+            const block_q8_0 * ab = (const block_q8_0 *) (a + c * a_stride) + b;
+            y16[c][0] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) ab->qs));
+            y16[c][1] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) (ab->qs + 16)));
+        }
+        for (int l = 0; l < L; l++) {
+            const __m256i q = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (g + F::QS_AT + 64 * l + 32 * h)), flip);
+            const __m256i q0 = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(q)), q1 = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(q, 1));
+            for (int c = 0; c < C; c++) {
+                __m256i y;  // quad l's 4 values in every 64-bit lane
+                switch (l & 3) {
+                    case 0: y = _mm256_permute4x64_epi64(y16[c][l >> 2], 0x00); break;
+                    case 1: y = _mm256_permute4x64_epi64(y16[c][l >> 2], 0x55); break;
+                    case 2: y = _mm256_permute4x64_epi64(y16[c][l >> 2], 0xAA); break;
+                    default: y = _mm256_permute4x64_epi64(y16[c][l >> 2], 0xFF); break;
+                }
+                lo[c] = _mm256_add_epi32(lo[c], _mm256_madd_epi16(q0, y));
+                hi[c] = _mm256_add_epi32(hi[c], _mm256_madd_epi16(q1, y));
+            }
+        }
+        const __m256 dw = half_scales(g, h);
+        for (int c = 0; c < C; c++) {
+            const block_q8_0 * ab = (const block_q8_0 *) (a + c * a_stride) + b;
+            // hadd: rows 0 1 4 5 | 2 3 6 7 -> permute to 0..7
+            const __m256i s = _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo[c], hi[c]), 0xD8);
+            acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_set1_ps(f16(ab->d))), acc[c]);
+        }
+    }
+    for (int c = 0; c < C; c++) _mm256_storeu_ps(out + c * ldo, acc[c]);
+}
+
+// C columns over n_groups groups.
+template <typename F, int C>
+void column_block(int64_t nb, int64_t n_groups, const uint8_t * w, size_t group_bytes, const uint8_t * a, size_t a_stride,
+                  float * out, int64_t ldo) {
+    if constexpr (F::kind == fmt_kind::q8) {
+        for (int64_t gi = 0; gi < n_groups; gi++)
+            for (int h = 0; h < 2; h++) half_q8_0<C>(nb, w + gi * group_bytes, h, a, a_stride, out + gi * R + h * HALF, ldo);
+    } else {
+        // The activation's block sums, once per call.
+        const bool keep = nb <= SUM_BLOCKS;
+        int32_t sums[C * SUM_BLOCKS];
+        if (keep) {
+            for (int c = 0; c < C; c++) {
+                const block_q8_0 * ab = (const block_q8_0 *) (a + c * a_stride);
+                for (int64_t b = 0; b < nb; b++) sums[c * nb + b] = block_sum(ab[b].qs);
+            }
+        }
+        for (int64_t gi = 0; gi < n_groups; gi++)
+            for (int h = 0; h < 2; h++)
+                half_q4_0<C>(nb, w + gi * group_bytes, h, a, a_stride, keep ? sums : nullptr, out + gi * R + h * HALF, ldo);
+    }
+}
+
+template <typename F>
+void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_stride, const void * a, size_t a_stride,
+                   float * out, int64_t ldo) {
+    constexpr int MC = F::kind == fmt_kind::q8 ? 2 : 4;
+    const int64_t nb = k / QK, n_groups = nr / R;
+    const uint8_t * wb = (const uint8_t *) w;
+    const uint8_t * ab = (const uint8_t *) a;
+    const size_t group_bytes = R * w_stride;
+    int64_t m = 0;
+    for (; m + MC <= nc; m += MC) {
+        column_block<F, MC>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo);
+    }
+    if constexpr (MC > 3) {
+        if (nc - m == 3) column_block<F, 3>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo);
+    }
+    if constexpr (MC > 2) {
+        if (nc - m == 2) column_block<F, 2>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo);
+    }
+    if (nc - m == 1) column_block<F, 1>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo);
+}
+
+template <typename F>
+void fill(tern_kernel_set * ks, tern_type t) {
+    if (!tern_repack_legacy_fns(t, &ks->repack[t], &ks->unpack_row[t])) return;
+    ks->repack_rows[t] = R;
+    ks->gemm_repacked[t] = gemm_repacked<F>;
+}
+
+}  // namespace
+
+void tern_fill_repack_avx2(tern_kernel_set * ks) {
+#if TERN_WITH_TYPE_Q4_0
+    fill<fmt_q4_0>(ks, TERN_TYPE_Q4_0);
+#endif
+#if TERN_WITH_TYPE_Q8_0
+    fill<fmt_q8_0>(ks, TERN_TYPE_Q8_0);
+#endif
+}
+
+}  // namespace tern
