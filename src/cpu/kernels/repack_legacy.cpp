@@ -23,8 +23,13 @@ void repack(int64_t k, const void * src, void * dst) {
             const B * x = (const B *) ((const uint8_t *) src + r * row_bytes) + b;
             memcpy(out + 2 * r, &x->d, 2);
             if constexpr (F::affine) memcpy(out + F::M_AT + 2 * r, &x->m, 2);
-            if constexpr (F::kind == fmt_kind::q8) {
-                for (int v = 0; v < QK; v++) out[at(F::QS_AT, v / 4, r, v % 4)] = (uint8_t) ((uint8_t) x->qs[v] ^ 0x80);
+            if constexpr (F::kind == fmt_kind::q8) {  // a quad's 4 bytes at once, offset by 128
+                for (int j = 0; j < QK / 4; j++) {
+                    uint32_t q;
+                    memcpy(&q, x->qs + 4 * j, 4);
+                    q ^= 0x80808080u;
+                    memcpy(out + at(F::QS_AT, j, r, 0), &q, 4);
+                }
             } else if constexpr (F::kind == fmt_kind::q5) {
                 uint32_t qh;
                 memcpy(&qh, x->qh, 4);
@@ -38,7 +43,7 @@ void repack(int64_t k, const void * src, void * dst) {
                     h = (uint8_t) (h | (hi >> 3) << (2 * j));
                 }
             } else {
-                for (int v = 0; v < 16; v++) out[at(F::QS_AT, v / 4, r, v % 4)] = x->qs[v];
+                for (int j = 0; j < 4; j++) memcpy(out + at(F::QS_AT, j, r, 0), x->qs + 4 * j, 4);
             }
         }
     }
