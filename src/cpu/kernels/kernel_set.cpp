@@ -71,7 +71,6 @@ void fill(set_id id, tern_kernel_set * ks) {
         tern_fill_vec_dot_avx2(ks);
         tern_fill_quantize_avx2(ks);
         tern_fill_gemm_legacy_avx2(ks);
-        tern_fill_gemm_kquant_avx2(ks);
         tern_fill_gemm_float_avx2(ks);
         tern_fill_repack_avx2(ks);
         ks->name = "avx2";

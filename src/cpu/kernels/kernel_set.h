@@ -106,10 +106,9 @@ int tern_kernels_compiled(const char ** names, int max_names);
 void tern_fill_scalar(tern_kernel_set * ks);
 #if TERN_KSET_AVX2
 void tern_fill_vec_avx2(tern_kernel_set * ks);
-void tern_fill_vec_dot_avx2(tern_kernel_set * ks);
+void tern_fill_vec_dot_avx2(tern_kernel_set * ks);       // and the K-quant tiles (Q2_K .. Q6_K)
 void tern_fill_quantize_avx2(tern_kernel_set * ks);     // activation quantizers
 void tern_fill_gemm_legacy_avx2(tern_kernel_set * ks);   // Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL
-void tern_fill_gemm_kquant_avx2(tern_kernel_set * ks);   // Q2_K .. Q6_K
 void tern_fill_gemm_float_avx2(tern_kernel_set * ks);    // F32 F16 BF16
 void tern_fill_repack_avx2(tern_kernel_set * ks);        // interleaved Q4_0 Q8_0
 #endif

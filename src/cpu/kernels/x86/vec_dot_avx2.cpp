@@ -1,5 +1,5 @@
-// AVX2 + FMA + F16C vec_dot kernels of the avx2 kernel set, bit-identical to
-// the scalar references. Compiled with the avx2 target flags.
+// AVX2 + FMA + F16C vec_dot kernels of the avx2 kernel set, and its K-quant
+// tiles, bit-identical to the scalar references. Compiled with the avx2 target flags.
 //
 // Integer part (where SIMD pays). One 32-value block is one __m256i of levels
 // times one __m256i of activation levels; the products are summed, exactly,
@@ -33,7 +33,9 @@
 // chunks of unsigned levels u (0..63, level = u - the type's offset: Q3_K 4,
 // Q6_K 32, else 0); maddubs makes int16 pairs, madd with the sub-block scales
 // int32 lanes, and one horizontal sum gives isum. mins is a madd of the 16
-// sub-block mins with the 16 bsums.
+// sub-block mins with the 16 bsums. The K-quant tiles (gemm_k) run the same
+// steps for one weight row against up to 4 activation rows, decoding the
+// row's scales and levels once for all of them.
 #include "cpu/kernels/kernel_set.h"
 
 #include <immintrin.h>
@@ -342,6 +344,25 @@ void vec_dot(int64_t n, float * s, const void * vx, const void * vy) {
     }
 }
 
+// The float step of one super-block (isum, mins exact), as the references.
+template <typename F>
+inline float k_step(float sum, const typename F::block & x, const block_q8_K & y, int32_t isum, int32_t mins) {
+    const float d = y.d * f32(x.d);
+    if constexpr (F::step == STEP_NO_MINS) {
+        (void) mins;
+        return fmaf(d, (float) isum, sum);
+    } else {
+        const float dmin = y.d * dmin_of(x);
+        if constexpr (F::step == STEP_MINS_FIRST) {
+            sum = fmaf(-dmin, (float) mins, sum);
+            return fmaf(d, (float) isum, sum);
+        } else {
+            sum = fmaf(d, (float) isum, sum);
+            return fmaf(-dmin, (float) mins, sum);
+        }
+    }
+}
+
 // x: n values in F, y: n values in Q8_K.
 template <typename F>
 void vec_dot_k(int64_t n, float * s, const void * vx, const void * vy) {
@@ -369,6 +390,64 @@ void vec_dot_k(int64_t n, float * s, const void * vx, const void * vy) {
         }
     }
     *s = sum;
+}
+
+// K-quant tile (tern_gemm_fn, file layout): each weight row against NC
+// activation rows at once, its scales and levels decoded once per
+// super-block for all NC (vec_dot_k decodes them once per pair of rows, the
+// whole cost of a prompt). Per output the same operations as vec_dot_k, so
+// the same bits alone or in any tile.
+template <typename F, int NC>
+void k_rows(int64_t nb, int64_t nr, const uint8_t * w, size_t w_stride, const block_q8_K * const * y, float * out, int64_t ldo) {
+    for (int64_t r = 0; r < nr; r++) {
+        const typename F::block * x = (const typename F::block *) (w + r * w_stride);
+        float sum[NC];
+        for (int c = 0; c < NC; c++) sum[c] = 0.0f;
+        for (int64_t ib = 0; ib < nb; ib++) {
+            alignas(32) int16_t scales16[QK_K / 16];
+            alignas(32) int16_t mins16[QK_K / 16];
+            F::scales(x[ib], scales16, mins16);
+            __m256i sumi[NC];
+            for (int c = 0; c < NC; c++) sumi[c] = _mm256_setzero_si256();
+            for (int j = 0; j < CHUNKS; j++) {
+                const __m256i u = F::levels(x[ib], j), sc = scale_pair(scales16[2 * j], scales16[2 * j + 1]);
+                for (int c = 0; c < NC; c++) {
+                    const __m256i pairs = pairs_unsigned<F::offset>(u, load32(y[c][ib].qs + 32 * j));
+                    sumi[c] = _mm256_add_epi32(sumi[c], _mm256_madd_epi16(pairs, sc));
+                }
+            }
+            for (int c = 0; c < NC; c++) {
+                const int32_t mins = F::step == STEP_NO_MINS ? 0 : k_mins(mins16, y[c][ib]);
+                sum[c] = k_step<F>(sum[c], x[ib], y[c][ib], hsum_i32(sumi[c]), mins);
+            }
+        }
+        for (int c = 0; c < NC; c++) out[c * ldo + r] = sum[c];
+    }
+}
+
+template <typename F>
+void gemm_k(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_stride, const void * a, size_t a_stride, float * out,
+            int64_t ldo) {
+    const int NC = 4;
+    const int64_t nb = k / QK_K;
+    const uint8_t * wb = (const uint8_t *) w;
+    if (nc == 1) {  // decode: nothing to share between columns; vec_dot_k's row loop as before
+        for (int64_t r = 0; r < nr; r++) vec_dot_k<F>(k, out + r, wb + r * w_stride, a);
+        return;
+    }
+    int64_t m = 0;
+    for (; m < nc; m += NC) {
+        const block_q8_K * y[NC];
+        const int64_t n = nc - m < NC ? nc - m : NC;
+        for (int c = 0; c < n; c++) y[c] = (const block_q8_K *) ((const uint8_t *) a + (m + c) * a_stride);
+        float * o = out + m * ldo;
+        switch (n) {
+            case 4: k_rows<F, 4>(nb, nr, wb, w_stride, y, o, ldo); break;
+            case 3: k_rows<F, 3>(nb, nr, wb, w_stride, y, o, ldo); break;
+            case 2: k_rows<F, 2>(nb, nr, wb, w_stride, y, o, ldo); break;
+            default: k_rows<F, 1>(nb, nr, wb, w_stride, y, o, ldo); break;
+        }
+    }
 }
 
 }  // namespace
@@ -406,18 +485,23 @@ void tern_fill_vec_dot_avx2(tern_kernel_set * ks) {
 #endif
 #if TERN_WITH_TYPE_Q2_K
     ks->vec_dot[TERN_TYPE_Q2_K] = vec_dot_q2_K;
+    ks->gemm[TERN_TYPE_Q2_K] = gemm_k<fmt_q2_K>;
 #endif
 #if TERN_WITH_TYPE_Q3_K
     ks->vec_dot[TERN_TYPE_Q3_K] = vec_dot_q3_K;
+    ks->gemm[TERN_TYPE_Q3_K] = gemm_k<fmt_q3_K>;
 #endif
 #if TERN_WITH_TYPE_Q4_K
     ks->vec_dot[TERN_TYPE_Q4_K] = vec_dot_q4_K;
+    ks->gemm[TERN_TYPE_Q4_K] = gemm_k<fmt_q4_K>;
 #endif
 #if TERN_WITH_TYPE_Q5_K
     ks->vec_dot[TERN_TYPE_Q5_K] = vec_dot_q5_K;
+    ks->gemm[TERN_TYPE_Q5_K] = gemm_k<fmt_q5_K>;
 #endif
 #if TERN_WITH_TYPE_Q6_K
     ks->vec_dot[TERN_TYPE_Q6_K] = vec_dot_q6_K;
+    ks->gemm[TERN_TYPE_Q6_K] = gemm_k<fmt_q6_K>;
 #endif
 }
 
