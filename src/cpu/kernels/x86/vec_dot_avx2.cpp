@@ -392,61 +392,58 @@ void vec_dot_k(int64_t n, float * s, const void * vx, const void * vy) {
     *s = sum;
 }
 
-// K-quant tile (tern_gemm_fn, file layout): each weight row against NC
+// K-quant tile (tern_gemm_fn, file layout): each weight row against NC = 4
 // activation rows at once, its scales and levels decoded once per
-// super-block for all NC (vec_dot_k decodes them once per pair of rows, the
-// whole cost of a prompt). Per output the same operations as vec_dot_k, so
-// the same bits alone or in any tile.
-template <typename F, int NC>
-void k_rows(int64_t nb, int64_t nr, const uint8_t * w, size_t w_stride, const block_q8_K * const * y, float * out, int64_t ldo) {
+// super-block for all of them (vec_dot_k decodes them again for every pair
+// of rows: most of a prompt's time there). Per output the same operations as
+// vec_dot_k, so the same bits alone or in any tile. A last group of fewer
+// than 4 rows repeats its last row and stores n outputs (one instance per
+// type keeps the set's code small).
+const int K_NC = 4;
+
+template <typename F>
+void k_rows(int64_t nb, int64_t nr, const uint8_t * w, size_t w_stride, const block_q8_K * const * y, int n, float * out,
+            int64_t ldo) {
     for (int64_t r = 0; r < nr; r++) {
         const typename F::block * x = (const typename F::block *) (w + r * w_stride);
-        float sum[NC];
-        for (int c = 0; c < NC; c++) sum[c] = 0.0f;
+        float sum[K_NC];
+        for (int c = 0; c < K_NC; c++) sum[c] = 0.0f;
         for (int64_t ib = 0; ib < nb; ib++) {
             alignas(32) int16_t scales16[QK_K / 16];
             alignas(32) int16_t mins16[QK_K / 16];
             F::scales(x[ib], scales16, mins16);
-            __m256i sumi[NC];
-            for (int c = 0; c < NC; c++) sumi[c] = _mm256_setzero_si256();
+            __m256i sumi[K_NC];
+            for (int c = 0; c < K_NC; c++) sumi[c] = _mm256_setzero_si256();
             for (int j = 0; j < CHUNKS; j++) {
                 const __m256i u = F::levels(x[ib], j), sc = scale_pair(scales16[2 * j], scales16[2 * j + 1]);
-                for (int c = 0; c < NC; c++) {
+                for (int c = 0; c < K_NC; c++) {
                     const __m256i pairs = pairs_unsigned<F::offset>(u, load32(y[c][ib].qs + 32 * j));
                     sumi[c] = _mm256_add_epi32(sumi[c], _mm256_madd_epi16(pairs, sc));
                 }
             }
-            for (int c = 0; c < NC; c++) {
+            for (int c = 0; c < K_NC; c++) {
                 const int32_t mins = F::step == STEP_NO_MINS ? 0 : k_mins(mins16, y[c][ib]);
                 sum[c] = k_step<F>(sum[c], x[ib], y[c][ib], hsum_i32(sumi[c]), mins);
             }
         }
-        for (int c = 0; c < NC; c++) out[c * ldo + r] = sum[c];
+        for (int c = 0; c < n; c++) out[c * ldo + r] = sum[c];
     }
 }
 
 template <typename F>
 void gemm_k(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_stride, const void * a, size_t a_stride, float * out,
             int64_t ldo) {
-    const int NC = 4;
     const int64_t nb = k / QK_K;
     const uint8_t * wb = (const uint8_t *) w;
     if (nc == 1) {  // decode: nothing to share between columns; vec_dot_k's row loop as before
         for (int64_t r = 0; r < nr; r++) vec_dot_k<F>(k, out + r, wb + r * w_stride, a);
         return;
     }
-    int64_t m = 0;
-    for (; m < nc; m += NC) {
-        const block_q8_K * y[NC];
-        const int64_t n = nc - m < NC ? nc - m : NC;
-        for (int c = 0; c < n; c++) y[c] = (const block_q8_K *) ((const uint8_t *) a + (m + c) * a_stride);
-        float * o = out + m * ldo;
-        switch (n) {
-            case 4: k_rows<F, 4>(nb, nr, wb, w_stride, y, o, ldo); break;
-            case 3: k_rows<F, 3>(nb, nr, wb, w_stride, y, o, ldo); break;
-            case 2: k_rows<F, 2>(nb, nr, wb, w_stride, y, o, ldo); break;
-            default: k_rows<F, 1>(nb, nr, wb, w_stride, y, o, ldo); break;
-        }
+    for (int64_t m = 0; m < nc; m += K_NC) {
+        const int n = nc - m < K_NC ? (int) (nc - m) : K_NC;
+        const block_q8_K * y[K_NC];
+        for (int c = 0; c < K_NC; c++) y[c] = (const block_q8_K *) ((const uint8_t *) a + (m + (c < n ? c : n - 1)) * a_stride);
+        k_rows<F>(nb, nr, wb, w_stride, y, n, out + m * ldo, ldo);
     }
 }
 
