@@ -80,37 +80,38 @@ void unpack_row(int64_t k, const void * group, int32_t r, void * row) {
 }
 
 template <typename F>
-void set(void (**repack_fn)(int64_t, const void *, void *), void (**unpack_fn)(int64_t, const void *, int32_t, void *)) {
-    *repack_fn = repack<F>;
-    *unpack_fn = unpack_row<F>;
+void set(tern_kernel_set * ks, tern_type t, tern_gemm_fn gemm_repacked) {
+    ks->repack_rows[t] = R;
+    ks->repack[t] = repack<F>;
+    ks->unpack_row[t] = unpack_row<F>;
+    ks->gemm_repacked[t] = gemm_repacked;
 }
 
 }  // namespace
 }  // namespace repack_legacy
 
-bool tern_repack_legacy_fns(tern_type t, void (**repack)(int64_t, const void *, void *),
-                            void (**unpack_row)(int64_t, const void *, int32_t, void *)) {
+void tern_set_repack_legacy(tern_kernel_set * ks, tern_type t, tern_gemm_fn gemm_repacked) {
     using namespace repack_legacy;
     switch (t) {
 #if TERN_WITH_TYPE_Q4_0
-        case TERN_TYPE_Q4_0: set<fmt_q4_0>(repack, unpack_row); return true;
+        case TERN_TYPE_Q4_0: set<fmt_q4_0>(ks, t, gemm_repacked); return;
 #endif
 #if TERN_WITH_TYPE_Q4_1
-        case TERN_TYPE_Q4_1: set<fmt_q4_1>(repack, unpack_row); return true;
+        case TERN_TYPE_Q4_1: set<fmt_q4_1>(ks, t, gemm_repacked); return;
 #endif
 #if TERN_WITH_TYPE_Q5_0
-        case TERN_TYPE_Q5_0: set<fmt_q5_0>(repack, unpack_row); return true;
+        case TERN_TYPE_Q5_0: set<fmt_q5_0>(ks, t, gemm_repacked); return;
 #endif
 #if TERN_WITH_TYPE_Q5_1
-        case TERN_TYPE_Q5_1: set<fmt_q5_1>(repack, unpack_row); return true;
+        case TERN_TYPE_Q5_1: set<fmt_q5_1>(ks, t, gemm_repacked); return;
 #endif
 #if TERN_WITH_TYPE_Q8_0
-        case TERN_TYPE_Q8_0: set<fmt_q8_0>(repack, unpack_row); return true;
+        case TERN_TYPE_Q8_0: set<fmt_q8_0>(ks, t, gemm_repacked); return;
 #endif
 #if TERN_WITH_TYPE_IQ4_NL
-        case TERN_TYPE_IQ4_NL: set<fmt_iq4_nl>(repack, unpack_row); return true;
+        case TERN_TYPE_IQ4_NL: set<fmt_iq4_nl>(ks, t, gemm_repacked); return;
 #endif
-        default: return false;
+        default: return;
     }
 }
 

@@ -34,6 +34,7 @@
 #include <stdint.h>
 #include "tensor/blocks.h"
 #include "tensor/types.h"
+#include "cpu/kernels/kernel_set.h"
 
 namespace tern {
 namespace repack_legacy {
@@ -102,10 +103,10 @@ inline size_t at(size_t qs_at, int j, int r, int i) { return qs_at + 64 * (size_
 
 }  // namespace repack_legacy
 
-// The layout's repack (one group: 16 file rows of k values -> dst) and
-// unpack_row (row r of a group back to the file layout) for a legacy format
-// t; false (nothing set) when t has no such layout or is not compiled in.
-bool tern_repack_legacy_fns(tern_type t, void (**repack)(int64_t, const void *, void *),
-                            void (**unpack_row)(int64_t, const void *, int32_t, void *));
+// Installs the layout for a legacy format t in a kernel set: repack_rows (16),
+// repack (one group: 16 file rows of k values -> dst), unpack_row (row r of a
+// group back to the file layout) and the set's tile over it, gemm_repacked.
+// Nothing is set when t has no such layout or is not compiled in.
+void tern_set_repack_legacy(tern_kernel_set * ks, tern_type t, tern_gemm_fn gemm_repacked);
 
 }  // namespace tern

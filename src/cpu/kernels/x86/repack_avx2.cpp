@@ -173,21 +173,14 @@ void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_s
     if (nc - m == 1) column_block<F, 1>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo);
 }
 
-template <typename F>
-void fill(tern_kernel_set * ks, tern_type t) {
-    if (!tern_repack_legacy_fns(t, &ks->repack[t], &ks->unpack_row[t])) return;
-    ks->repack_rows[t] = R;
-    ks->gemm_repacked[t] = gemm_repacked<F>;
-}
-
 }  // namespace
 
 void tern_fill_repack_avx2(tern_kernel_set * ks) {
 #if TERN_WITH_TYPE_Q4_0
-    fill<fmt_q4_0>(ks, TERN_TYPE_Q4_0);
+    tern_set_repack_legacy(ks, TERN_TYPE_Q4_0, gemm_repacked<fmt_q4_0>);
 #endif
 #if TERN_WITH_TYPE_Q8_0
-    fill<fmt_q8_0>(ks, TERN_TYPE_Q8_0);
+    tern_set_repack_legacy(ks, TERN_TYPE_Q8_0, gemm_repacked<fmt_q8_0>);
 #endif
 }
 

@@ -289,33 +289,26 @@ void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_s
     }
 }
 
-template <typename F>
-void fill(tern_kernel_set * ks, tern_type t) {
-    if (!tern_repack_legacy_fns(t, &ks->repack[t], &ks->unpack_row[t])) return;
-    ks->repack_rows[t] = R;
-    ks->gemm_repacked[t] = gemm_repacked<F>;
-}
-
 }  // namespace
 
 void tern_fill_repack_avx512(tern_kernel_set * ks) {
 #if TERN_WITH_TYPE_Q4_0
-    fill<fmt_q4_0>(ks, TERN_TYPE_Q4_0);
+    tern_set_repack_legacy(ks, TERN_TYPE_Q4_0, gemm_repacked<fmt_q4_0>);
 #endif
 #if TERN_WITH_TYPE_Q4_1
-    fill<fmt_q4_1>(ks, TERN_TYPE_Q4_1);
+    tern_set_repack_legacy(ks, TERN_TYPE_Q4_1, gemm_repacked<fmt_q4_1>);
 #endif
 #if TERN_WITH_TYPE_Q5_0
-    fill<fmt_q5_0>(ks, TERN_TYPE_Q5_0);
+    tern_set_repack_legacy(ks, TERN_TYPE_Q5_0, gemm_repacked<fmt_q5_0>);
 #endif
 #if TERN_WITH_TYPE_Q5_1
-    fill<fmt_q5_1>(ks, TERN_TYPE_Q5_1);
+    tern_set_repack_legacy(ks, TERN_TYPE_Q5_1, gemm_repacked<fmt_q5_1>);
 #endif
 #if TERN_WITH_TYPE_Q8_0
-    fill<fmt_q8_0>(ks, TERN_TYPE_Q8_0);
+    tern_set_repack_legacy(ks, TERN_TYPE_Q8_0, gemm_repacked<fmt_q8_0>);
 #endif
 #if TERN_WITH_TYPE_IQ4_NL
-    fill<fmt_iq4_nl>(ks, TERN_TYPE_IQ4_NL);
+    tern_set_repack_legacy(ks, TERN_TYPE_IQ4_NL, gemm_repacked<fmt_iq4_nl>);
 #endif
 }
 
