@@ -162,13 +162,14 @@ void test_vector_kernels(const tern_kernel_set * ks) {
 }
 
 // Attention rows (dot_f16_rows, mad_f16_rows) for head sizes that stay in
-// registers and sizes that do not; strides wider than the row; groups of 1, 3
-// and 8 query heads (GQA). A head's dot with a row must not depend on the group
+// registers and sizes that do not; strides wider than the row; groups of 1, 3,
+// 8 and 24 query heads (GQA; 24 heads of 64 or more values are converted in
+// more than one pass). A head's dot with a row must not depend on the group
 // it came in or where the row sits (attention leaves masked cells out): each is
 // compared bit for bit with that head and row computed alone.
 void test_attention_rows(const tern_kernel_set * ks) {
     for (int64_t n : {8, 16, 24, 32, 64, 80, 128, 256}) {
-        for (int64_t n_x : {1, 3, 8}) {
+        for (int64_t n_x : {1, 3, 8, 24}) {
             const int64_t n_rows = 37, stride = n + 16, out_stride = n_rows + 3;
             std::vector<float> x = random_row(n_x * n), rows_f = random_row(n_rows * stride), p = random_row(n_x * out_stride),
                                y0 = random_row(n_x * n);

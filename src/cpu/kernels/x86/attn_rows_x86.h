@@ -101,25 +101,12 @@ inline void store_dots(const typename V::vec acc[ATTN_ROWS_BLOCK], int nr, float
     for (int r = 0; r < nr; r++) out[r] = res[r];
 }
 
+// n_x <= ATTN_ROWS_X_FLOATS / n queries, n % V::W == 0, n <= ATTN_ROWS_MAX_HEAD.
 template <class V>
-void dot_f16_rows_grouped(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp16 * x, const tern_fp16 * rows,
-                          int64_t stride, float * out, int64_t out_stride, dot_row_fn dot_row) {
-    if (n % V::W != 0 || n > ATTN_ROWS_MAX_HEAD) {
-        for (int64_t j = 0; j < n_rows; j++) {
-            for (int64_t g = 0; g < n_x; g++) out[g * out_stride + j] = dot_row(n, x + g * n, rows + j * stride);
-        }
-        return;
-    }
+void dot_f16_rows_chunk(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp16 * x, const tern_fp16 * rows,
+                        int64_t stride, float * out, int64_t out_stride) {
     alignas(64) float staged[ATTN_ROWS_BLOCK * ATTN_ROWS_MAX_HEAD];
     alignas(64) float xf[ATTN_ROWS_X_FLOATS];
-    const int64_t per_call = ATTN_ROWS_X_FLOATS / n;  // queries converted at a time
-    if (n_x > per_call) {
-        for (int64_t g0 = 0; g0 < n_x; g0 += per_call) {
-            dot_f16_rows_grouped<V>(n, n_rows, n_x - g0 < per_call ? n_x - g0 : per_call, x + g0 * n, rows, stride, out + g0 * out_stride,
-                                    out_stride, dot_row);
-        }
-        return;
-    }
     for (int64_t i = 0; i < n_x * n; i += V::W) V::store(xf + i, V::load_f16(x + i));
     for (int64_t j = 0; j < n_rows; j += ATTN_ROWS_BLOCK) {
         // The last block may be partial: its missing rows are zeros, so every row
@@ -158,6 +145,22 @@ void dot_f16_rows_grouped(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp1
             }
             store_dots<V>(acc, nr, out + g * out_stride + j);
         }
+    }
+}
+
+template <class V>
+void dot_f16_rows_grouped(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp16 * x, const tern_fp16 * rows,
+                          int64_t stride, float * out, int64_t out_stride, dot_row_fn dot_row) {
+    if (n % V::W != 0 || n > ATTN_ROWS_MAX_HEAD) {
+        for (int64_t j = 0; j < n_rows; j++) {
+            for (int64_t g = 0; g < n_x; g++) out[g * out_stride + j] = dot_row(n, x + g * n, rows + j * stride);
+        }
+        return;
+    }
+    const int64_t per_call = ATTN_ROWS_X_FLOATS / n;  // queries converted at a time
+    for (int64_t g0 = 0; g0 < n_x; g0 += per_call) {
+        dot_f16_rows_chunk<V>(n, n_rows, n_x - g0 < per_call ? n_x - g0 : per_call, x + g0 * n, rows, stride,
+                              out + g0 * out_stride, out_stride);
     }
 }
 

@@ -30,6 +30,7 @@
 #include <immintrin.h>
 #include <string.h>
 #include "core/fp16.h"
+#include "cpu/kernels/column_blocks.h"
 
 namespace tern {
 
@@ -133,7 +134,7 @@ void tile(int64_t k, const uint8_t * w, size_t ws, const uint8_t * a, size_t as,
 // activation vectors and one weight vector in 32 registers (6 x 4 measured
 // as fast as 4 x 6 and 5 x 5 for F16 and BF16, and faster for F32).
 constexpr int rows_for(int c) { return c <= 2 ? 8 : 6; }
-const int MAX_C = 4;
+constexpr int MAX_C = 4;
 
 // All nr weight rows against C activation rows: full tiles of R rows, then
 // the last nr % R rows as one 4-row tile where R > 4 (a 64-row chunk against
@@ -158,14 +159,9 @@ template <class T>
 void gemm(int64_t k, int64_t nr, int64_t nc, const void * vw, size_t ws, const void * va, size_t as, float * out, int64_t ldo) {
     const uint8_t * w = (const uint8_t *) vw;
     const uint8_t * a = (const uint8_t *) va;
-    int64_t c0 = 0;
-    for (; c0 + MAX_C <= nc; c0 += MAX_C) column_group<T, MAX_C>(k, nr, w, ws, a + c0 * as, as, out + c0 * ldo, ldo);
-    switch (nc - c0) {
-        case 1: column_group<T, 1>(k, nr, w, ws, a + c0 * as, as, out + c0 * ldo, ldo); break;
-        case 2: column_group<T, 2>(k, nr, w, ws, a + c0 * as, as, out + c0 * ldo, ldo); break;
-        case 3: column_group<T, 3>(k, nr, w, ws, a + c0 * as, as, out + c0 * ldo, ldo); break;
-        default: break;
-    }
+    for_column_blocks<MAX_C>(nc, [&](auto cols, int64_t c0) {
+        column_group<T, decltype(cols)::value>(k, nr, w, ws, a + c0 * as, as, out + c0 * ldo, ldo);
+    });
 }
 
 // The 1x1 tile: the same bits as any tile for the same pair of rows.

@@ -33,6 +33,7 @@
 #include <immintrin.h>
 #include <stddef.h>
 #include <string.h>
+#include "cpu/kernels/column_blocks.h"
 #include "cpu/kernels/repack_legacy.h"
 #include "cpu/kernels/x86/block_sum_avx2.h"
 #include "tensor/blocks.h"
@@ -160,17 +161,9 @@ void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_s
     const uint8_t * wb = (const uint8_t *) w;
     const uint8_t * ab = (const uint8_t *) a;
     const size_t group_bytes = R * w_stride;
-    int64_t m = 0;
-    for (; m + MC <= nc; m += MC) {
-        column_block<F, MC>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo);
-    }
-    if constexpr (MC > 3) {
-        if (nc - m == 3) column_block<F, 3>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo);
-    }
-    if constexpr (MC > 2) {
-        if (nc - m == 2) column_block<F, 2>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo);
-    }
-    if (nc - m == 1) column_block<F, 1>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo);
+    for_column_blocks<MC>(nc, [&](auto cols, int64_t m) {
+        column_block<F, decltype(cols)::value>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo);
+    });
 }
 
 }  // namespace

@@ -42,6 +42,7 @@
 #include <string.h>
 #include "tensor/blocks.h"
 #include "tensor/quants.h"
+#include "cpu/kernels/column_blocks.h"
 #include "cpu/kernels/repack_legacy.h"
 
 namespace tern {
@@ -115,75 +116,47 @@ inline __m512i load_quad(const uint8_t * g, int l) {
     }
 }
 
-// PER_BLOCK: one group of 16 rows x C activation columns. sums: C rows of nb
-// block sums (stride nb), or NULL to compute them here (formats with an offset).
-template <typename F, int C>
-void tile_per_block(int64_t nb, const uint8_t * g, const uint8_t * a, size_t a_stride, const int32_t * sums, float * out,
-                    int64_t ldo) {
+// PER_BLOCK: G groups of 16 rows (group i at g + i * group_bytes) x C
+// activation columns; each activation broadcast feeds the G groups' dpbusd.
+// An output's operations and their order do not depend on G or C, so the
+// bits do not either. sums: C rows of nb block sums (stride nb), or NULL to
+// compute them here (formats with an offset).
+template <typename F, int G, int C>
+void tile_per_block(int64_t nb, const uint8_t * g, size_t group_bytes, const uint8_t * a, size_t a_stride,
+                    const int32_t * sums, float * out, int64_t ldo) {
     typedef typename F::act A;
-    __m512 acc[C];
-    for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; b++, g += F::BYTES) {
-        const __m512 dw = load_halves(g);
-        __m512 mw = _mm512_setzero_ps();
-        if constexpr (F::affine) mw = load_halves(g + F::M_AT);
-        __m512i w[L];
-        for (int l = 0; l < L; l++) w[l] = load_quad<F>(g, l);
-        for (int c = 0; c < C; c++) {
-            const A * ab = (const A *) (a + c * a_stride) + b;
-            __m512i s = _mm512_setzero_si512();
-            if constexpr (F::OFFSET != 0) s = _mm512_set1_epi32(-F::OFFSET * (sums ? sums[c * nb + b] : block_sum(ab->qs)));
-            for (int l = 0; l < L; l++) s = _mm512_dpbusd_epi32(s, w[l], bcast4(ab->qs + 4 * l));
-            const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(f16(ab->d)));
-            acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), d, acc[c]);
-            if constexpr (F::affine) acc[c] = _mm512_fmadd_ps(mw, _mm512_set1_ps(f16(ab->s)), acc[c]);
-        }
+    __m512 acc[G][C];
+    for (int i = 0; i < G; i++) {
+        for (int c = 0; c < C; c++) acc[i][c] = _mm512_setzero_ps();
     }
-    for (int c = 0; c < C; c++) _mm512_storeu_ps(out + c * ldo, acc[c]);
-}
-
-// PER_BLOCK, prompt: two groups (32 rows) x C activation columns. Each
-// activation broadcast feeds both groups' dpbusd, half the broadcasts of two
-// single-group tiles; every output sees the same operations in the same
-// order as in tile_per_block, so the bits do not change.
-template <typename F, int C>
-void tile_per_block_x2(int64_t nb, const uint8_t * g0, const uint8_t * g1, const uint8_t * a, size_t a_stride,
-                       const int32_t * sums, float * out, int64_t ldo) {
-    typedef typename F::act A;
-    __m512 acc0[C], acc1[C];
-    for (int c = 0; c < C; c++) acc0[c] = acc1[c] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; b++, g0 += F::BYTES, g1 += F::BYTES) {
-        __m512i s0[C], s1[C];
+    for (int64_t b = 0; b < nb; b++, g += F::BYTES) {
+        __m512i s[G][C];
         for (int c = 0; c < C; c++) {
             const A * ab = (const A *) (a + c * a_stride) + b;
-            s0[c] = _mm512_setzero_si512();
-            if constexpr (F::OFFSET != 0) s0[c] = _mm512_set1_epi32(-F::OFFSET * (sums ? sums[c * nb + b] : block_sum(ab->qs)));
-            s1[c] = s0[c];
+            __m512i init = _mm512_setzero_si512();
+            if constexpr (F::OFFSET != 0) init = _mm512_set1_epi32(-F::OFFSET * (sums ? sums[c * nb + b] : block_sum(ab->qs)));
+            for (int i = 0; i < G; i++) s[i][c] = init;
         }
         for (int l = 0; l < L; l++) {
-            const __m512i w0 = load_quad<F>(g0, l), w1 = load_quad<F>(g1, l);
+            __m512i w[G];
+            for (int i = 0; i < G; i++) w[i] = load_quad<F>(g + i * group_bytes, l);
             for (int c = 0; c < C; c++) {
                 const __m512i y = bcast4(((const A *) (a + c * a_stride) + b)->qs + 4 * l);
-                s0[c] = _mm512_dpbusd_epi32(s0[c], w0, y);
-                s1[c] = _mm512_dpbusd_epi32(s1[c], w1, y);
+                for (int i = 0; i < G; i++) s[i][c] = _mm512_dpbusd_epi32(s[i][c], w[i], y);
             }
         }
-        const __m512 dw0 = load_halves(g0), dw1 = load_halves(g1);
         for (int c = 0; c < C; c++) {
             const A * ab = (const A *) (a + c * a_stride) + b;
             const __m512 da = _mm512_set1_ps(f16(ab->d));
-            acc0[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s0[c]), _mm512_mul_ps(dw0, da), acc0[c]);
-            acc1[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s1[c]), _mm512_mul_ps(dw1, da), acc1[c]);
-            if constexpr (F::affine) {
-                const __m512 sa = _mm512_set1_ps(f16(ab->s));
-                acc0[c] = _mm512_fmadd_ps(load_halves(g0 + F::M_AT), sa, acc0[c]);
-                acc1[c] = _mm512_fmadd_ps(load_halves(g1 + F::M_AT), sa, acc1[c]);
+            for (int i = 0; i < G; i++) {
+                const uint8_t * gi = g + i * group_bytes;
+                acc[i][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[i][c]), _mm512_mul_ps(load_halves(gi), da), acc[i][c]);
+                if constexpr (F::affine) acc[i][c] = _mm512_fmadd_ps(load_halves(gi + F::M_AT), _mm512_set1_ps(f16(ab->s)), acc[i][c]);
             }
         }
     }
-    for (int c = 0; c < C; c++) {
-        _mm512_storeu_ps(out + c * ldo, acc0[c]);
-        _mm512_storeu_ps(out + c * ldo + R, acc1[c]);
+    for (int i = 0; i < G; i++) {
+        for (int c = 0; c < C; c++) _mm512_storeu_ps(out + c * ldo + i * R, acc[i][c]);
     }
 }
 
@@ -259,12 +232,11 @@ void column_block(int64_t nb, int64_t n_groups, const uint8_t * w, size_t group_
         int64_t gi = 0;
         if constexpr (C > 1) {  // prompt: groups in pairs (decode streams one group at a time, see above)
             for (; gi + 2 <= n_groups; gi += 2) {
-                tile_per_block_x2<F, C>(nb, w + gi * group_bytes, w + (gi + 1) * group_bytes, a, a_stride, keep ? sums : nullptr,
-                                        out + gi * R, ldo);
+                tile_per_block<F, 2, C>(nb, w + gi * group_bytes, group_bytes, a, a_stride, keep ? sums : nullptr, out + gi * R, ldo);
             }
         }
         for (; gi < n_groups; gi++) {
-            tile_per_block<F, C>(nb, w + gi * group_bytes, a, a_stride, keep ? sums : nullptr, out + gi * R, ldo);
+            tile_per_block<F, 1, C>(nb, w + gi * group_bytes, group_bytes, a, a_stride, keep ? sums : nullptr, out + gi * R, ldo);
         }
     }
 }
@@ -272,21 +244,14 @@ void column_block(int64_t nb, int64_t n_groups, const uint8_t * w, size_t group_
 template <typename F>
 void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_stride, const void * a, size_t a_stride,
                    float * out, int64_t ldo) {
-    const int MC = max_cols<F>();
+    constexpr int MC = max_cols<F>();
     const int64_t nb = k / QK, n_groups = nr / R;
     const uint8_t * wb = (const uint8_t *) w;
     const uint8_t * ab = (const uint8_t *) a;
     const size_t group_bytes = R * w_stride;
-    int64_t m = 0;
-    for (; m + MC <= nc; m += MC) {
-        column_block<F, MC>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo);
-    }
-    switch (nc - m) {
-        case 3: column_block<F, 3>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo); break;
-        case 2: column_block<F, 2>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo); break;
-        case 1: column_block<F, 1>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo); break;
-        default: break;
-    }
+    for_column_blocks<MC>(nc, [&](auto cols, int64_t m) {
+        column_block<F, decltype(cols)::value>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo);
+    });
 }
 
 }  // namespace
