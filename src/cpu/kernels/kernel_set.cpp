@@ -73,6 +73,7 @@ void fill(set_id id, tern_kernel_set * ks) {
         tern_fill_gemm_legacy_avx2(ks);
         tern_fill_gemm_float_avx2(ks);
         tern_fill_repack_avx2(ks);
+        tern_fill_repack_kquant_avx2(ks);
         ks->name = "avx2";
     }
 #endif

@@ -571,7 +571,10 @@ void gemm_k(int64_t k, int64_t nr, int64_t nc, const void * vw, size_t w_stride,
         switch (ncp) {
         case 1: direct_cols<F, 1>(nsb, nr, w, w_stride, ap, a_stride, op, ldo); break;
         case 2: direct_cols<F, 2>(nsb, nr, w, w_stride, ap, a_stride, op, ldo); break;
-        case 3: direct_cols<F, 3>(nsb, nr, w, w_stride, ap, a_stride, op, ldo); break;
+        case 3:  // as 2 + 1: a 3-column instance would be ~4 KB per type for 3-token inputs
+            direct_cols<F, 2>(nsb, nr, w, w_stride, ap, a_stride, op, ldo);
+            direct_cols<F, 1>(nsb, nr, w, w_stride, ap + 2 * a_stride, a_stride, op + 2 * ldo, ldo);
+            break;
         case 4: direct_cols<F, 4>(nsb, nr, w, w_stride, ap, a_stride, op, ldo); break;
         default: {
             int64_t r0 = 0;
@@ -584,27 +587,22 @@ void gemm_k(int64_t k, int64_t nr, int64_t nc, const void * vw, size_t w_stride,
 
 }  // namespace
 
-static void gemm_q2_K(int64_t k, int64_t nr, int64_t nc, const void * w, size_t ws, const void * a, size_t as, float * out, int64_t ldo) { gemm_k<f_q2_K>(k, nr, nc, w, ws, a, as, out, ldo); }
-static void gemm_q3_K(int64_t k, int64_t nr, int64_t nc, const void * w, size_t ws, const void * a, size_t as, float * out, int64_t ldo) { gemm_k<f_q3_K>(k, nr, nc, w, ws, a, as, out, ldo); }
-static void gemm_q4_K(int64_t k, int64_t nr, int64_t nc, const void * w, size_t ws, const void * a, size_t as, float * out, int64_t ldo) { gemm_k<f_q4_K>(k, nr, nc, w, ws, a, as, out, ldo); }
-static void gemm_q5_K(int64_t k, int64_t nr, int64_t nc, const void * w, size_t ws, const void * a, size_t as, float * out, int64_t ldo) { gemm_k<f_q5_K>(k, nr, nc, w, ws, a, as, out, ldo); }
-static void gemm_q6_K(int64_t k, int64_t nr, int64_t nc, const void * w, size_t ws, const void * a, size_t as, float * out, int64_t ldo) { gemm_k<f_q6_K>(k, nr, nc, w, ws, a, as, out, ldo); }
 
 void tern_fill_gemm_kquant_avx512(tern_kernel_set * ks) {
 #if TERN_WITH_TYPE_Q2_K
-    ks->gemm[TERN_TYPE_Q2_K] = gemm_q2_K;
+    ks->gemm[TERN_TYPE_Q2_K] = gemm_k<f_q2_K>;
 #endif
 #if TERN_WITH_TYPE_Q3_K
-    ks->gemm[TERN_TYPE_Q3_K] = gemm_q3_K;
+    ks->gemm[TERN_TYPE_Q3_K] = gemm_k<f_q3_K>;
 #endif
 #if TERN_WITH_TYPE_Q4_K
-    ks->gemm[TERN_TYPE_Q4_K] = gemm_q4_K;
+    ks->gemm[TERN_TYPE_Q4_K] = gemm_k<f_q4_K>;
 #endif
 #if TERN_WITH_TYPE_Q5_K
-    ks->gemm[TERN_TYPE_Q5_K] = gemm_q5_K;
+    ks->gemm[TERN_TYPE_Q5_K] = gemm_k<f_q5_K>;
 #endif
 #if TERN_WITH_TYPE_Q6_K
-    ks->gemm[TERN_TYPE_Q6_K] = gemm_q6_K;
+    ks->gemm[TERN_TYPE_Q6_K] = gemm_k<f_q6_K>;
 #endif
 }
 

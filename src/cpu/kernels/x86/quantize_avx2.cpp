@@ -69,11 +69,14 @@ float block_q8(const float * x, int8_t * qs) {
     return m / 127.0f;
 }
 
+#if TERN_WITH_TYPE_Q8_0
 void quantize_act_q8_0(const float * src, void * dst, int64_t n) {
     block_q8_0 * y = (block_q8_0 *) dst;
     for (int64_t ib = 0; ib < n / 32; ib++) y[ib].d = to_fp16(block_q8(src + ib * 32, y[ib].qs));
 }
+#endif
 
+#if TERN_WITH_TYPE_Q8_1
 void quantize_act_q8_1(const float * src, void * dst, int64_t n) {
     block_q8_1 * y = (block_q8_1 *) dst;
     for (int64_t ib = 0; ib < n / 32; ib++) {
@@ -85,6 +88,7 @@ void quantize_act_q8_1(const float * src, void * dst, int64_t n) {
         y[ib].s = to_fp16((float) sum * d);
     }
 }
+#endif
 
 // Q8_K: 256 values scaled by -127 / (the value of largest magnitude, first in
 // order), levels capped at 127, sums of each 16 levels.

@@ -2,19 +2,8 @@
 // set (kernel_set.h: repack_rows, repack, gemm_repacked). Compiled with the
 // avx512 target flags (F/BW/VL/DQ + VNNI): static code only.
 //
-// A group is 16 rows; per 256-value super-block the group holds the 16 rows'
-// super-blocks in exactly their file bytes, rearranged so that lanes = rows
-// (u = the unsigned level of a value, a "group of 4" = 4 consecutive values):
-//   Q4_K (2304 bytes)  d[16], dmin[16] (F16); 3 x 64 bytes: lane r of chunk k
-//                      = row r's scales[4k..4k+3] (the packed 6-bit scales and
-//                      mins, decoded in the lanes); 32 x 64 bytes: lane r of
-//                      chunk k = row r's qs[4k..4k+3] (low nibbles: values
-//                      64(k/8) + 4(k%8) + 0..3, high nibbles: 32 further on)
-//   Q6_K (3360 bytes)  d[16]; scales[16 sub-blocks][16 rows] (int8); 32 x 64
-//                      bytes of low nibbles: chunk k lane r byte i = low 4
-//                      bits of u[4k+i] | low 4 bits of u[128+4k+i] << 4;
-//                      16 x 64 bytes of high bits: chunk m lane r byte i, bits
-//                      2b..2b+1 = high 2 bits of u[4(m+16b)+i], b = 0..3
+// The layout (16-row groups, lanes = rows) is repack_kquant.h's, shared with
+// the avx2 set.
 // One VNNI dpbusd with the activation's 4 values broadcast gives 16 rows'
 // exact quad sums; per sub-block they are multiplied by the sub-block scales
 // (int32 lanes), Q6_K's offset 32 comes back through the Q8_K bsums and Q4_K's
@@ -30,7 +19,7 @@
 #include <immintrin.h>
 #include <string.h>
 #include "tensor/blocks.h"
-#include "tensor/quants_k.h"
+#include "cpu/kernels/repack_kquant.h"
 
 namespace tern {
 
@@ -43,7 +32,7 @@ namespace tern {
 
 namespace {
 
-const int R = 16;         // rows per group
+using namespace repack_kquant;  // R, the offsets of the two layouts
 const int MAX_COLS = 4;   // activation columns per register tile
 
 inline __m512i bcast4(const int8_t * p) {
@@ -55,53 +44,6 @@ inline __m512i bcast4(const int8_t * p) {
 inline __m512i load64(const uint8_t * p) { return _mm512_loadu_si512((const void *) p); }
 
 // ---- Q6_K ------------------------------------------------------------------
-
-const size_t Q6_D = 0, Q6_SCALES = 32, Q6_LOW = 32 + 256, Q6_HIGH = 32 + 256 + 2048, Q6_BYTES = 3360;
-static_assert(Q6_BYTES == R * sizeof(block_q6_K), "Q6_K group: the file's bytes");
-
-void repack_q6_K(int64_t k, const void * src, void * dst) {
-    const int64_t nb = k / QK_K;
-    const size_t row_bytes = (size_t) nb * sizeof(block_q6_K);
-    uint8_t * out = (uint8_t *) dst;
-    tern_k_superblock sb;
-    for (int64_t b = 0; b < nb; b++, out += Q6_BYTES) {
-        memset(out, 0, Q6_BYTES);
-        for (int r = 0; r < R; r++) {
-            const block_q6_K * x = (const block_q6_K *) ((const uint8_t *) src + r * row_bytes) + b;
-            tern_k_decode_q6_K(x, &sb);
-            memcpy(out + Q6_D + 2 * r, &x->d, 2);
-            for (int j = 0; j < 16; j++) out[Q6_SCALES + 16 * j + r] = (uint8_t) x->scales[j];
-            for (int v = 0; v < QK_K; v++) {
-                const int u = sb.q[v] + 32;  // 0..63
-                const int g = v / 4, i = v % 4;
-                out[Q6_LOW + 64 * (g % 32) + 4 * r + i] |= (uint8_t) ((u & 15) << (g < 32 ? 0 : 4));
-                out[Q6_HIGH + 64 * (g % 16) + 4 * r + i] |= (uint8_t) ((u >> 4) << (2 * (g / 16)));
-            }
-        }
-    }
-}
-
-// Row r of a group back in the file layout (the inverse of repack_q6_K).
-void unpack_row_q6_K(int64_t k, const void * group, int32_t r, void * row) {
-    const int64_t nb = k / QK_K;
-    const uint8_t * g = (const uint8_t *) group;
-    block_q6_K * out = (block_q6_K *) row;
-    for (int64_t b = 0; b < nb; b++, g += Q6_BYTES) {
-        block_q6_K * x = out + b;
-        memset(x, 0, sizeof(*x));
-        memcpy(&x->d, g + Q6_D + 2 * r, 2);
-        for (int j = 0; j < 16; j++) x->scales[j] = (int8_t) g[Q6_SCALES + 16 * j + r];
-        for (int v = 0; v < QK_K; v++) {
-            const int gi = v / 4, i = v % 4;
-            const int low = (g[Q6_LOW + 64 * (gi % 32) + 4 * r + i] >> (gi < 32 ? 0 : 4)) & 15;
-            const int high = (g[Q6_HIGH + 64 * (gi % 16) + 4 * r + i] >> (2 * (gi / 16))) & 3;
-            // The file's places of value v (tensor/quants_k.h).
-            const int h = v / 128, sq = (v / 32) % 4, l = v % 32;
-            x->ql[64 * h + 32 * (sq & 1) + l] |= (uint8_t) (low << (4 * (sq / 2)));
-            x->qh[32 * h + l] |= (uint8_t) (high << (2 * sq));
-        }
-    }
-}
 
 // u of the 16 rows' group g (0..63) of a super-block.
 inline __m512i q6_group(const uint8_t * sb, int g) {
@@ -144,37 +86,6 @@ void q6_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, 
 }
 
 // ---- Q4_K ------------------------------------------------------------------
-
-const size_t Q4_D = 0, Q4_DMIN = 32, Q4_SCALES = 64, Q4_QS = 64 + 192, Q4_BYTES = 2304;
-static_assert(Q4_BYTES == R * sizeof(block_q4_K), "Q4_K group: the file's bytes");
-
-void repack_q4_K(int64_t k, const void * src, void * dst) {
-    const int64_t nb = k / QK_K;
-    const size_t row_bytes = (size_t) nb * sizeof(block_q4_K);
-    uint8_t * out = (uint8_t *) dst;
-    for (int64_t b = 0; b < nb; b++, out += Q4_BYTES) {
-        for (int r = 0; r < R; r++) {
-            const block_q4_K * x = (const block_q4_K *) ((const uint8_t *) src + r * row_bytes) + b;
-            memcpy(out + Q4_D + 2 * r, &x->d, 2);
-            memcpy(out + Q4_DMIN + 2 * r, &x->dmin, 2);
-            for (int kk = 0; kk < 3; kk++) memcpy(out + Q4_SCALES + 64 * kk + 4 * r, x->scales + 4 * kk, 4);
-            for (int kk = 0; kk < 32; kk++) memcpy(out + Q4_QS + 64 * kk + 4 * r, x->qs + 4 * kk, 4);
-        }
-    }
-}
-
-void unpack_row_q4_K(int64_t k, const void * group, int32_t r, void * row) {
-    const int64_t nb = k / QK_K;
-    const uint8_t * g = (const uint8_t *) group;
-    block_q4_K * out = (block_q4_K *) row;
-    for (int64_t b = 0; b < nb; b++, g += Q4_BYTES) {
-        block_q4_K * x = out + b;
-        memcpy(&x->d, g + Q4_D + 2 * r, 2);
-        memcpy(&x->dmin, g + Q4_DMIN + 2 * r, 2);
-        for (int kk = 0; kk < 3; kk++) memcpy(x->scales + 4 * kk, g + Q4_SCALES + 64 * kk + 4 * r, 4);
-        for (int kk = 0; kk < 32; kk++) memcpy(x->qs + 4 * kk, g + Q4_QS + 64 * kk + 4 * r, 4);
-    }
-}
 
 template <int C>
 void q4_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * out, int64_t ldo) {
@@ -258,16 +169,10 @@ void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_s
 
 void tern_fill_repack_kquant_avx512(tern_kernel_set * ks) {
 #if TERN_WITH_TYPE_Q4_K
-    ks->repack_rows[TERN_TYPE_Q4_K] = R;
-    ks->repack[TERN_TYPE_Q4_K] = repack_q4_K;
-    ks->gemm_repacked[TERN_TYPE_Q4_K] = gemm_repacked<q4_tile>;
-    ks->unpack_row[TERN_TYPE_Q4_K] = unpack_row_q4_K;
+    tern_set_repack_kquant(ks, TERN_TYPE_Q4_K, gemm_repacked<q4_tile>);
 #endif
 #if TERN_WITH_TYPE_Q6_K
-    ks->repack_rows[TERN_TYPE_Q6_K] = R;
-    ks->repack[TERN_TYPE_Q6_K] = repack_q6_K;
-    ks->gemm_repacked[TERN_TYPE_Q6_K] = gemm_repacked<q6_tile>;
-    ks->unpack_row[TERN_TYPE_Q6_K] = unpack_row_q6_K;
+    tern_set_repack_kquant(ks, TERN_TYPE_Q6_K, gemm_repacked<q6_tile>);
 #endif
 }
 

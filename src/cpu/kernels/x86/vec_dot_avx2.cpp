@@ -449,55 +449,44 @@ void gemm_k(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_stride, 
 
 }  // namespace
 
-static void vec_dot_q8_0(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_q8_0>(n, s, x, y); }
-static void vec_dot_q4_0(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_q4_0>(n, s, x, y); }
-static void vec_dot_q4_1(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_q4_1>(n, s, x, y); }
-static void vec_dot_q5_0(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_q5_0>(n, s, x, y); }
-static void vec_dot_q5_1(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_q5_1>(n, s, x, y); }
-static void vec_dot_iq4_nl(int64_t n, float * s, const void * x, const void * y) { vec_dot<fmt_iq4_nl>(n, s, x, y); }
-static void vec_dot_q2_K(int64_t n, float * s, const void * x, const void * y) { vec_dot_k<fmt_q2_K>(n, s, x, y); }
-static void vec_dot_q3_K(int64_t n, float * s, const void * x, const void * y) { vec_dot_k<fmt_q3_K>(n, s, x, y); }
-static void vec_dot_q4_K(int64_t n, float * s, const void * x, const void * y) { vec_dot_k<fmt_q4_K>(n, s, x, y); }
-static void vec_dot_q5_K(int64_t n, float * s, const void * x, const void * y) { vec_dot_k<fmt_q5_K>(n, s, x, y); }
-static void vec_dot_q6_K(int64_t n, float * s, const void * x, const void * y) { vec_dot_k<fmt_q6_K>(n, s, x, y); }
 
 void tern_fill_vec_dot_avx2(tern_kernel_set * ks) {
 #if TERN_WITH_TYPE_Q8_0
-    ks->vec_dot[TERN_TYPE_Q8_0] = vec_dot_q8_0;
+    ks->vec_dot[TERN_TYPE_Q8_0] = vec_dot<fmt_q8_0>;
 #endif
 #if TERN_WITH_TYPE_Q4_0
-    ks->vec_dot[TERN_TYPE_Q4_0] = vec_dot_q4_0;
+    ks->vec_dot[TERN_TYPE_Q4_0] = vec_dot<fmt_q4_0>;
 #endif
 #if TERN_WITH_TYPE_Q4_1
-    ks->vec_dot[TERN_TYPE_Q4_1] = vec_dot_q4_1;
+    ks->vec_dot[TERN_TYPE_Q4_1] = vec_dot<fmt_q4_1>;
 #endif
 #if TERN_WITH_TYPE_Q5_0
-    ks->vec_dot[TERN_TYPE_Q5_0] = vec_dot_q5_0;
+    ks->vec_dot[TERN_TYPE_Q5_0] = vec_dot<fmt_q5_0>;
 #endif
 #if TERN_WITH_TYPE_Q5_1
-    ks->vec_dot[TERN_TYPE_Q5_1] = vec_dot_q5_1;
+    ks->vec_dot[TERN_TYPE_Q5_1] = vec_dot<fmt_q5_1>;
 #endif
 #if TERN_WITH_TYPE_IQ4_NL
-    ks->vec_dot[TERN_TYPE_IQ4_NL] = vec_dot_iq4_nl;
+    ks->vec_dot[TERN_TYPE_IQ4_NL] = vec_dot<fmt_iq4_nl>;
 #endif
 #if TERN_WITH_TYPE_Q2_K
-    ks->vec_dot[TERN_TYPE_Q2_K] = vec_dot_q2_K;
+    ks->vec_dot[TERN_TYPE_Q2_K] = vec_dot_k<fmt_q2_K>;
     ks->gemm[TERN_TYPE_Q2_K] = gemm_k<fmt_q2_K>;
 #endif
 #if TERN_WITH_TYPE_Q3_K
-    ks->vec_dot[TERN_TYPE_Q3_K] = vec_dot_q3_K;
+    ks->vec_dot[TERN_TYPE_Q3_K] = vec_dot_k<fmt_q3_K>;
     ks->gemm[TERN_TYPE_Q3_K] = gemm_k<fmt_q3_K>;
 #endif
 #if TERN_WITH_TYPE_Q4_K
-    ks->vec_dot[TERN_TYPE_Q4_K] = vec_dot_q4_K;
+    ks->vec_dot[TERN_TYPE_Q4_K] = vec_dot_k<fmt_q4_K>;
     ks->gemm[TERN_TYPE_Q4_K] = gemm_k<fmt_q4_K>;
 #endif
 #if TERN_WITH_TYPE_Q5_K
-    ks->vec_dot[TERN_TYPE_Q5_K] = vec_dot_q5_K;
+    ks->vec_dot[TERN_TYPE_Q5_K] = vec_dot_k<fmt_q5_K>;
     ks->gemm[TERN_TYPE_Q5_K] = gemm_k<fmt_q5_K>;
 #endif
 #if TERN_WITH_TYPE_Q6_K
-    ks->vec_dot[TERN_TYPE_Q6_K] = vec_dot_q6_K;
+    ks->vec_dot[TERN_TYPE_Q6_K] = vec_dot_k<fmt_q6_K>;
     ks->gemm[TERN_TYPE_Q6_K] = gemm_k<fmt_q6_K>;
 #endif
 }

@@ -1,0 +1,217 @@
+// Interleaved (repacked) Q4_K and Q6_K weights, avx2 kernel set (kernel_set.h:
+// repack_rows, repack, gemm_repacked, unpack_row). Compiled with the avx2
+// target flags (AVX2 + FMA + F16C): static code only.
+//
+// Why: in the file layout a decode tile reads 16 rows side by side, 16
+// streams a few hundred bytes apart, and this set's K-quant decode ran at
+// 0.78-0.90x llama.cpp's avx2 build. Repacked (repack_kquant.h: 16 rows, per
+// 4 values the rows' levels side by side) a group is one contiguous run, the
+// layout the avx512 set reads, so one repack serves both.
+//
+// A group's 16 rows are two halves of 8 (one ymm each: row r of the half at
+// bytes 4r..4r+3 of a chunk's 32-byte half), done one after the other per
+// super-block (the second half's lines are then in L1). Per half, sub-block
+// and activation column, all in exact integers:
+//   p16  = sum over the sub-block's quads of maddubs(u, the activation's 4
+//          values broadcast): two int16 pair sums per row (Q4_K u <= 15: 8
+//          quads <= 8 * 2 * 15 * 128 = 30720; Q6_K u <= 63: summed two quads
+//          at a time, <= 32256)
+//   isum += madd(p16, scale in both int16 of the row's lane): the scale times
+//          the row's sub-block sum, in int32
+// then Q4_K's mins (imin = sum of min_j * bsum_j) and Q6_K's offset (32 * sum
+// of scale_j * bsum_j) by madd of two sub-blocks' int16 pairs against the
+// activation's bsums. The float part is the scalar reference's
+// (tensor/quants_k_dot.cpp), lane by lane:
+//   Q6_K  sum = fma(d_a * d_w, isum, sum)
+//   Q4_K  sum = fma(d_a * d_w, isum, sum); sum = fma(-(d_a * dmin_w), imin, sum)
+// so every output has the reference's bits, whatever tile computes it.
+//
+// Tiles: one group x 1 column (decode) or 4 (prompts; a short last block of
+// columns repeats its last column and stores only its own outputs).
+#include "cpu/kernels/kernel_set.h"
+
+#include <immintrin.h>
+#include <string.h>
+#include "cpu/kernels/repack_kquant.h"
+#include "tensor/blocks.h"
+
+namespace tern {
+
+namespace {
+
+using namespace repack_kquant;  // R, the offsets of the two layouts
+const int MAX_COLS = 4;
+
+inline __m256i bcast4(const int8_t * p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
+inline __m256i load32(const uint8_t * p) { return _mm256_loadu_si256((const __m256i *) p); }
+
+// Two int16 in one int32 lane: lo in bits 0..15, hi in bits 16..31.
+inline int32_t pair16(int32_t lo, int32_t hi) { return (int32_t) (((uint32_t) hi << 16) | ((uint32_t) lo & 0xFFFF)); }
+
+// int32 lanes x -> each lane's low int16 in both halves of the lane.
+inline __m256i twice16(__m256i x) { return _mm256_blend_epi16(x, _mm256_slli_epi32(x, 16), 0xAA); }
+
+// int32 lanes lo, hi -> (lo's low int16, hi's low int16) per lane.
+inline __m256i pairs16(__m256i lo, __m256i hi) { return _mm256_blend_epi16(lo, _mm256_slli_epi32(hi, 16), 0xAA); }
+
+// ---- Q6_K ------------------------------------------------------------------
+
+// u of half h's 8 rows, group gi (0..63: values 4gi..4gi+3) of a super-block.
+inline __m256i q6_group(const uint8_t * sb, int gi, int h) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x03);
+    const __m256i l = load32(sb + Q6_LOW + 64 * (gi % 32) + 32 * h);
+    const __m256i lo = gi < 32 ? _mm256_and_si256(l, m4) : _mm256_and_si256(_mm256_srli_epi16(l, 4), m4);
+    const __m256i hb = load32(sb + Q6_HIGH + 64 * (gi % 16) + 32 * h);
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(hb, 2 * (gi / 16)), m2);
+    return _mm256_or_si256(lo, _mm256_slli_epi16(hi, 4));
+}
+
+// The 8 int8 scales of half h's rows for sub-block j, as int32 lanes.
+inline __m256i q6_scales(const uint8_t * sb, int j, int h) {
+    return _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *) (sb + Q6_SCALES + 16 * j + 8 * h)));
+}
+
+template <int C>
+void q6_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * out, int64_t ldo, int nc) {
+    __m256 acc[2][C];
+    for (int h = 0; h < 2; h++) {
+        for (int c = 0; c < C; c++) acc[h][c] = _mm256_setzero_ps();
+    }
+    for (int64_t b = 0; b < nb; b++, g += Q6_BYTES) {
+        for (int h = 0; h < 2; h++) {
+            __m256i isum[C], corr[C];
+            for (int c = 0; c < C; c++) isum[c] = corr[c] = _mm256_setzero_si256();
+            for (int j = 0; j < 16; j++) {  // 16-value sub-blocks: groups 4j..4j+3
+                const __m256i sc = twice16(q6_scales(g, j, h));
+                const __m256i u0 = q6_group(g, 4 * j, h), u1 = q6_group(g, 4 * j + 1, h);
+                const __m256i u2 = q6_group(g, 4 * j + 2, h), u3 = q6_group(g, 4 * j + 3, h);
+                for (int c = 0; c < C; c++) {
+                    const int8_t * q = a[c][b].qs + 16 * j;
+                    const __m256i p01 = _mm256_add_epi16(_mm256_maddubs_epi16(u0, bcast4(q)), _mm256_maddubs_epi16(u1, bcast4(q + 4)));
+                    const __m256i p23 = _mm256_add_epi16(_mm256_maddubs_epi16(u2, bcast4(q + 8)), _mm256_maddubs_epi16(u3, bcast4(q + 12)));
+                    isum[c] = _mm256_add_epi32(isum[c], _mm256_add_epi32(_mm256_madd_epi16(p01, sc), _mm256_madd_epi16(p23, sc)));
+                }
+            }
+            // The offset: 32 * sum over j of scale_j * bsum_j, two sub-blocks per madd.
+            for (int j = 0; j < 16; j += 2) {
+                const __m256i sp = pairs16(q6_scales(g, j, h), q6_scales(g, j + 1, h));
+                for (int c = 0; c < C; c++) {
+                    const int16_t * bs = a[c][b].bsums + j;
+                    corr[c] = _mm256_add_epi32(corr[c], _mm256_madd_epi16(sp, _mm256_set1_epi32(pair16(bs[0], bs[1]))));
+                }
+            }
+            const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (g + Q6_D + 16 * h)));
+            for (int c = 0; c < C; c++) {
+                const __m256i s = _mm256_sub_epi32(isum[c], _mm256_slli_epi32(corr[c], 5));
+                acc[h][c] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(a[c][b].d), dw), _mm256_cvtepi32_ps(s), acc[h][c]);
+            }
+        }
+    }
+    for (int c = 0; c < nc; c++) {
+        for (int h = 0; h < 2; h++) _mm256_storeu_ps(out + c * ldo + 8 * h, acc[h][c]);
+    }
+}
+
+// ---- Q4_K ------------------------------------------------------------------
+
+template <int C>
+void q4_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * out, int64_t ldo, int nc) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const __m256i m6 = _mm256_set1_epi32(63), l4 = _mm256_set1_epi32(15), l2 = _mm256_set1_epi32(3);
+    __m256 acc[2][C];
+    for (int h = 0; h < 2; h++) {
+        for (int c = 0; c < C; c++) acc[h][c] = _mm256_setzero_ps();
+    }
+    for (int64_t b = 0; b < nb; b++, g += Q4_BYTES) {
+        for (int h = 0; h < 2; h++) {
+            // The 6-bit scales and mins of the 8 sub-blocks, per lane (tern_k4_scale_min).
+            const uint8_t * sa = g + Q4_SCALES + 32 * h;
+            const __m256i s0 = load32(sa), s1 = load32(sa + 64), s2 = load32(sa + 128);
+            __m256i sc[8], mn[8];
+            for (int j = 0; j < 4; j++) {
+                sc[j] = _mm256_and_si256(_mm256_srli_epi32(s0, 8 * j), m6);
+                mn[j] = _mm256_and_si256(_mm256_srli_epi32(s1, 8 * j), m6);
+                sc[4 + j] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(s2, 8 * j), l4),
+                                            _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(s0, 8 * j + 6), l2), 4));
+                mn[4 + j] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(s2, 8 * j + 4), l4),
+                                            _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(s1, 8 * j + 6), l2), 4));
+            }
+            __m256i isum[C], imin[C];
+            for (int c = 0; c < C; c++) isum[c] = imin[c] = _mm256_setzero_si256();
+            for (int j = 0; j < 8; j++) {  // 32-value sub-blocks: chunk 8(j/2) + t, low nibbles for even j
+                const uint8_t * qa = g + Q4_QS + 64 * (8 * (j / 2)) + 32 * h;
+                __m256i p[C];
+                for (int c = 0; c < C; c++) p[c] = _mm256_setzero_si256();
+                for (int t = 0; t < 8; t++) {
+                    const __m256i q = load32(qa + 64 * t);
+                    const __m256i u = (j & 1) ? _mm256_and_si256(_mm256_srli_epi16(q, 4), m4) : _mm256_and_si256(q, m4);
+                    for (int c = 0; c < C; c++) p[c] = _mm256_add_epi16(p[c], _mm256_maddubs_epi16(u, bcast4(a[c][b].qs + 32 * j + 4 * t)));
+                }
+                const __m256i s = twice16(sc[j]);
+                for (int c = 0; c < C; c++) isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(p[c], s));
+            }
+            for (int j = 0; j < 8; j += 2) {  // mins: two sub-blocks per madd
+                const __m256i mp = pairs16(mn[j], mn[j + 1]);
+                for (int c = 0; c < C; c++) {
+                    const int16_t * bs = a[c][b].bsums + 2 * j;
+                    const __m256i bp = _mm256_set1_epi32(pair16(bs[0] + bs[1], bs[2] + bs[3]));
+                    imin[c] = _mm256_add_epi32(imin[c], _mm256_madd_epi16(mp, bp));
+                }
+            }
+            const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (g + Q4_D + 16 * h)));
+            const __m256 dmw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (g + Q4_DMIN + 16 * h)));
+            for (int c = 0; c < C; c++) {
+                const __m256 da = _mm256_set1_ps(a[c][b].d);
+                acc[h][c] = _mm256_fmadd_ps(_mm256_mul_ps(da, dw), _mm256_cvtepi32_ps(isum[c]), acc[h][c]);
+                acc[h][c] = _mm256_fnmadd_ps(_mm256_mul_ps(da, dmw), _mm256_cvtepi32_ps(imin[c]), acc[h][c]);
+            }
+        }
+    }
+    for (int c = 0; c < nc; c++) {
+        for (int h = 0; h < 2; h++) _mm256_storeu_ps(out + c * ldo + 8 * h, acc[h][c]);
+    }
+}
+
+// ---- the tern_gemm_fn over whole groups -------------------------------------
+
+template <int C>
+struct q6_tile { static void run(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * o, int64_t ldo, int nc) { q6_group_tile<C>(nb, g, a, o, ldo, nc); } };
+template <int C>
+struct q4_tile { static void run(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * o, int64_t ldo, int nc) { q4_group_tile<C>(nb, g, a, o, ldo, nc); } };
+
+template <template <int> class T>
+void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_stride, const void * a, size_t a_stride,
+                   float * out, int64_t ldo) {
+    const int64_t nb = k / QK_K, n_groups = nr / R;
+    const uint8_t * wb = (const uint8_t *) w;
+    const size_t group_bytes = R * w_stride;
+    for (int64_t m = 0; m < nc; m += MAX_COLS) {
+        const int cols = nc - m < MAX_COLS ? (int) (nc - m) : MAX_COLS;
+        const block_q8_K * ap[MAX_COLS];
+        for (int c = 0; c < MAX_COLS; c++) ap[c] = (const block_q8_K *) ((const uint8_t *) a + (m + (c < cols ? c : cols - 1)) * a_stride);
+        for (int64_t gi = 0; gi < n_groups; gi++) {
+            const uint8_t * g = wb + gi * group_bytes;
+            float * o = out + m * ldo + gi * R;
+            if (nc == 1) T<1>::run(nb, g, ap, o, ldo, 1);
+            else T<MAX_COLS>::run(nb, g, ap, o, ldo, cols);
+        }
+    }
+}
+
+}  // namespace
+
+void tern_fill_repack_kquant_avx2(tern_kernel_set * ks) {
+#if TERN_WITH_TYPE_Q4_K
+    tern_set_repack_kquant(ks, TERN_TYPE_Q4_K, gemm_repacked<q4_tile>);
+#endif
+#if TERN_WITH_TYPE_Q6_K
+    tern_set_repack_kquant(ks, TERN_TYPE_Q6_K, gemm_repacked<q6_tile>);
+#endif
+}
+
+}  // namespace tern
