@@ -1,5 +1,5 @@
 // Interleaved (repacked) legacy weights, avx2 kernel set (kernel_set.h:
-// repack_rows, repack, gemm_repacked, unpack_row): Q4_0 and Q8_0. Compiled
+// repack_rows, repack, gemm_repacked, unpack_row): Q4_0, Q5_0 and Q8_0. Compiled
 // with the avx2 target flags (AVX2 + FMA + F16C): static code only.
 //
 // Why: in the file layout a decode tile reads 16 rows side by side, 16
@@ -17,6 +17,8 @@
 //         8 quads add up in int16 (at most 8 * 2 * 15 * 128 = 30720), one
 //         madd makes the int32 row totals, and -8 * (the activation block's
 //         sum) takes the offset back.
+//   Q5_0: the same with u <= 31 (level + 16, the high bit from the H chunk)
+//         and -16 * sum: 4 quads at most per int16 sum (31744), two madds.
 //   Q8_0: u = q + 128 turned back into q (xor 0x80); q and the activation
 //         widened to int16 (a product reaches 128 * 128, too big for
 //         maddubs), one madd per four rows, the quads summed in int32, and
@@ -25,7 +27,7 @@
 // reference's (acc = fma((float) sumi, d_w * d_a, acc), lane by lane), so
 // every output equals the reference's bits whatever tile computes it.
 //
-// Tiles: one half (8 rows) x up to 4 columns (Q4_0) or 2 (Q8_0: its widened
+// Tiles: one half (8 rows) x up to 4 columns (Q4_0, Q5_0) or 2 (Q8_0: its widened
 // quads and int32 sums cost registers), both halves of a group in turn (the
 // second reads the group's lines again from L1/L2).
 #include "cpu/kernels/kernel_set.h"
@@ -59,29 +61,54 @@ inline __m256 half_scales(const uint8_t * g, int h) { return _mm256_cvtph_ps(_mm
 
 inline int32_t block_sum(const int8_t * qs) { return act_block_sum_avx2(qs); }
 
-// Q4_0, half h (rows 8h..8h+7) of one group x C columns over nb blocks.
-// sums: C rows of nb activation block sums (stride nb), or NULL.
-template <int C>
-void half_q4_0(int64_t nb, const uint8_t * g, int h, const uint8_t * a, size_t a_stride, const int32_t * sums,
-               float * out, int64_t ldo) {
-    typedef fmt_q4_0 F;
-    const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
-    __m256 acc[C];
-    for (int c = 0; c < C; c++) acc[c] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; b++, g += F::BYTES) {
-        __m256i w[L];
+// u of half h's 8 rows for the 8 quads of a group's block (Q4_0, Q5_0).
+template <typename F>
+inline void half_levels(const uint8_t * g, int h, __m256i w[L]) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    if constexpr (F::kind == fmt_kind::q5) {
+        const __m256i hb = _mm256_loadu_si256((const __m256i *) (g + F::H_AT + 32 * h));
+        for (int j = 0; j < 4; j++) {
+            const __m256i z = _mm256_loadu_si256((const __m256i *) (g + F::QS_AT + 64 * j + 32 * h));
+            // bits 3..4 of quad 4 + j's u sit in bits 2j..2j+1 of H
+            const __m256i hs = j < 2 ? _mm256_slli_epi16(hb, 3 - 2 * j) : _mm256_srli_epi16(hb, 2 * j - 3);
+            w[j] = _mm256_and_si256(z, _mm256_set1_epi8(0x1F));
+            w[4 + j] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(z, 5), _mm256_set1_epi8(0x07)),
+                                       _mm256_and_si256(hs, _mm256_set1_epi8(0x18)));
+        }
+    } else {
         for (int j = 0; j < 4; j++) {
             const __m256i z = _mm256_loadu_si256((const __m256i *) (g + F::QS_AT + 64 * j + 32 * h));
             w[j] = _mm256_and_si256(z, m4);
             w[4 + j] = _mm256_and_si256(_mm256_srli_epi16(z, 4), m4);
         }
+    }
+}
+
+// Q4_0 / Q5_0, half h (rows 8h..8h+7) of one group x C columns over nb blocks.
+// sums: C rows of nb activation block sums (stride nb), or NULL.
+template <typename F, int C>
+void half_nibbles(int64_t nb, const uint8_t * g, int h, const uint8_t * a, size_t a_stride, const int32_t * sums,
+                  float * out, int64_t ldo) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    // int16 pair sums: Q4_0 u <= 15, 8 quads <= 8 * 2 * 15 * 128 = 30720; Q5_0
+    // u <= 31, 4 quads <= 31744, so its two halves of the block go apart.
+    constexpr int Q16 = F::kind == fmt_kind::q5 ? 4 : 8;
+    __m256 acc[C];
+    for (int c = 0; c < C; c++) acc[c] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++, g += F::BYTES) {
+        __m256i w[L];
+        half_levels<F>(g, h, w);
         const __m256 dw = half_scales(g, h);
         for (int c = 0; c < C; c++) {
             const block_q8_0 * ab = (const block_q8_0 *) (a + c * a_stride) + b;
-            __m256i s16 = _mm256_maddubs_epi16(w[0], _mm256_set1_epi32(rd32(ab->qs)));
-            for (int l = 1; l < L; l++) s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(w[l], _mm256_set1_epi32(rd32(ab->qs + 4 * l))));
+            __m256i s;
+            for (int l0 = 0; l0 < L; l0 += Q16) {
+                __m256i s16 = _mm256_maddubs_epi16(w[l0], _mm256_set1_epi32(rd32(ab->qs + 4 * l0)));
+                for (int l = l0 + 1; l < l0 + Q16; l++) s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(w[l], _mm256_set1_epi32(rd32(ab->qs + 4 * l))));
+                s = l0 == 0 ? _mm256_madd_epi16(s16, ones) : _mm256_add_epi32(s, _mm256_madd_epi16(s16, ones));
+            }
             const int32_t sum = sums ? sums[c * nb + b] : block_sum(ab->qs);
-            const __m256i s = _mm256_add_epi32(_mm256_madd_epi16(s16, ones), _mm256_set1_epi32(-F::OFFSET * sum));
+            s = _mm256_add_epi32(s, _mm256_set1_epi32(-F::OFFSET * sum));
             acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_set1_ps(f16(ab->d))), acc[c]);
         }
     }
@@ -149,7 +176,7 @@ void column_block(int64_t nb, int64_t n_groups, const uint8_t * w, size_t group_
         }
         for (int64_t gi = 0; gi < n_groups; gi++)
             for (int h = 0; h < 2; h++)
-                half_q4_0<C>(nb, w + gi * group_bytes, h, a, a_stride, keep ? sums : nullptr, out + gi * R + h * HALF, ldo);
+                half_nibbles<F, C>(nb, w + gi * group_bytes, h, a, a_stride, keep ? sums : nullptr, out + gi * R + h * HALF, ldo);
     }
 }
 
@@ -171,6 +198,9 @@ void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_s
 void tern_fill_repack_avx2(tern_kernel_set * ks) {
 #if TERN_WITH_TYPE_Q4_0
     tern_set_repack_legacy(ks, TERN_TYPE_Q4_0, gemm_repacked<fmt_q4_0>);
+#endif
+#if TERN_WITH_TYPE_Q5_0
+    tern_set_repack_legacy(ks, TERN_TYPE_Q5_0, gemm_repacked<fmt_q5_0>);
 #endif
 #if TERN_WITH_TYPE_Q8_0
     tern_set_repack_legacy(ks, TERN_TYPE_Q8_0, gemm_repacked<fmt_q8_0>);
