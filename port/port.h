@@ -48,6 +48,13 @@ void        port_file_map_close(port_file_map * m);
 // Make the pages over [addr, addr + size) of a private file mapping writable
 // (copy-on-write: the file is never written) or read-only again.
 tern_status port_mem_writable(void * addr, size_t size, int writable);
+// Make the pages over [addr, addr + size) of a private file mapping writable
+// memory of the process's own, with the same bytes, in transparent huge pages
+// where the system has them (Linux: copied into anonymous 2 MiB-aligned
+// memory that then replaces the mapping's pages, a slice at a time; decode
+// streams the weights, and 2 MiB pages read them faster). Elsewhere, or where
+// that fails, the same as port_mem_writable(addr, size, 1).
+tern_status port_mem_own(void * addr, size_t size);
 // Read bytes [offset, offset+size) of a file into dst.
 tern_status port_file_read(const char * path, uint64_t offset, void * dst, uint64_t size);
 // Does a regular file exist at path?

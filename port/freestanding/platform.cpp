@@ -59,6 +59,7 @@ tern_status port_file_map_open(const char * path, int, int, port_file_map * out)
 }
 void port_file_map_close(port_file_map * m) { m->addr = nullptr; }
 tern_status port_mem_writable(void *, size_t, int) { return TERN_OK; }  // plain RAM is always writable
+tern_status port_mem_own(void *, size_t) { return TERN_OK; }
 tern_status port_file_read(const char * path, uint64_t, void *, uint64_t) { return no_files("read", path); }
 int port_file_exists(const char *) { return 0; }
 tern_status port_file_create(const char * path, port_file_writer * w) {

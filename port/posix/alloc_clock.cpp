@@ -1,12 +1,30 @@
 // POSIX memory and clock: malloc for the arena buffers, CLOCK_MONOTONIC.
 #include "port.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace tern {
 
-void * port_alloc(size_t bytes) { return bytes ? malloc(bytes) : NULL; }
+// Buffers of 8 MiB and more (a read-path model, a context's arena) are asked
+// for transparent huge pages on Linux: decode streams them every token, and
+// 2 MiB pages read faster (fewer TLB misses and page walks). A hint only.
+void * port_alloc(size_t bytes) {
+    if (!bytes) return NULL;
+    void * p = malloc(bytes);
+#if defined(__linux__)
+    const uintptr_t huge = (uintptr_t) 2 << 20;
+    if (p && bytes >= 4 * huge) {
+        const uintptr_t lo = ((uintptr_t) p + huge - 1) & ~(huge - 1), hi = ((uintptr_t) p + bytes) & ~(huge - 1);
+        if (hi > lo) (void) madvise((void *) lo, hi - lo, MADV_HUGEPAGE);
+    }
+#endif
+    return p;
+}
 void port_free(void * p) { free(p); }
 
 int64_t port_time_us(void) {

@@ -93,6 +93,51 @@ tern_status port_mem_writable(void * addr, size_t size, int writable) {
     return TERN_OK;
 }
 
+#if defined(__linux__)
+namespace {
+
+const uintptr_t HUGE_PAGE = (uintptr_t) 2 << 20;
+const uintptr_t OWN_SLICE = (uintptr_t) 64 << 20;  // copied at a time: the transient extra memory
+
+// [lo, hi) (page-aligned) replaced by anonymous memory holding its bytes,
+// placed at the same offset modulo 2 MiB so that its huge pages stay whole
+// when moved there. False: nothing changed.
+bool own_slice(uintptr_t lo, uintptr_t hi) {
+    const size_t len = hi - lo;
+    uint8_t * raw = (uint8_t *) mmap(NULL, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return false;
+    uintptr_t dst = ((uintptr_t) raw & ~(HUGE_PAGE - 1)) + (lo & (HUGE_PAGE - 1));
+    if (dst < (uintptr_t) raw) dst += HUGE_PAGE;
+    (void) madvise((void *) dst, len, MADV_HUGEPAGE);  // a hint: 4 KiB pages where refused
+    memcpy((void *) dst, (const void *) lo, len);
+    const bool moved = mremap((void *) dst, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *) lo) != MAP_FAILED;
+    const uintptr_t end = (uintptr_t) raw + len + HUGE_PAGE;
+    if (dst > (uintptr_t) raw) munmap(raw, dst - (uintptr_t) raw);
+    if (dst + len < end) munmap((void *) (dst + len), end - (dst + len));
+    if (!moved) munmap((void *) dst, len);
+    return moved;
+}
+
+}  // namespace
+#endif
+
+tern_status port_mem_own(void * addr, size_t size) {
+#if defined(__linux__)
+    const uintptr_t page = (uintptr_t) sysconf(_SC_PAGESIZE);
+    const uintptr_t lo = (uintptr_t) addr & ~(page - 1);
+    const uintptr_t hi = ((uintptr_t) addr + size + page - 1) & ~(page - 1);
+    for (uintptr_t a = lo; a < hi;) {
+        uintptr_t b = ((a + OWN_SLICE) & ~(HUGE_PAGE - 1));  // slices end on 2 MiB boundaries
+        if (b <= a || b > hi) b = hi;
+        if (!own_slice(a, b)) TERN_TRY(port_mem_writable((void *) a, b - a, 1));
+        a = b;
+    }
+    return TERN_OK;
+#else
+    return port_mem_writable(addr, size, 1);
+#endif
+}
+
 tern_status port_file_read(const char * path, uint64_t offset, void * dst, uint64_t size) {
     int fd = -1;
     uint64_t file_size = 0;

@@ -14,7 +14,6 @@ namespace {
 
 struct repacker {
     const tern_kernel_set * ks;
-    bool                    mapped;        // mmap path: pages made writable around the rewrite
     uint8_t *               scratch;       // one group of rows
     size_t                  scratch_size;
 
@@ -28,12 +27,10 @@ struct repacker {
         const size_t gbytes = group_bytes(*w);
         const int64_t n_groups = w->ne[1] / rows;
         uint8_t * data = (uint8_t *) w->data;  // the model's own bytes (see repack.h)
-        if (mapped) TERN_TRY(port_mem_writable(data, gbytes * (size_t) n_groups, 1));
         for (int64_t g = 0; g < n_groups; g++) {
             memcpy(scratch, data + g * gbytes, gbytes);
             ks->repack[w->type](w->ne[0], scratch, data + g * gbytes);
         }
-        if (mapped) TERN_TRY(port_mem_writable(data, gbytes * (size_t) n_groups, 0));
         w->repacked = true;
         return TERN_OK;
     }
@@ -73,21 +70,46 @@ tern_status model_repack_weights(tern_model * m) {
     if (m->vocab_only || !m->arch || strcmp(m->files.load_path, "blob") == 0) return TERN_OK;
     repacker rp;
     rp.ks = tern_kernels();
-    rp.mapped = strcmp(m->files.load_path, "mmap") == 0;
     rp.scratch = nullptr;
     rp.scratch_size = 0;
+    // mmap path: per split, the span of its rewritten tensors, made the
+    // process's own writable memory (in huge pages where offered) before and
+    // read-only again after.
+    const bool mapped = strcmp(m->files.load_path, "mmap") == 0;
+    uintptr_t span_lo[MODEL_FILES_MAX_SPLITS], span_hi[MODEL_FILES_MAX_SPLITS];
+    for (int32_t i = 0; i < MODEL_FILES_MAX_SPLITS; i++) span_lo[i] = span_hi[i] = 0;
     each_matmul_weight(m, rp.ks, [&](model_weight * w) {
-        if (rp.wants(*w) && rp.group_bytes(*w) > rp.scratch_size) rp.scratch_size = rp.group_bytes(*w);
+        if (!rp.wants(*w)) return TERN_OK;
+        if (rp.group_bytes(*w) > rp.scratch_size) rp.scratch_size = rp.group_bytes(*w);
+        const uintptr_t lo = (uintptr_t) w->data, hi = lo + rp.group_bytes(*w) * (size_t) (w->ne[1] / rp.ks->repack_rows[w->type]);
+        for (int32_t i = 0; mapped && i < m->files.n_splits; i++) {
+            const uintptr_t base = (uintptr_t) m->files.sources[i].map.addr;
+            if (lo < base || hi > base + m->files.sources[i].map.size) continue;
+            if (span_hi[i] == 0 || lo < span_lo[i]) span_lo[i] = lo;
+            if (hi > span_hi[i]) span_hi[i] = hi;
+        }
         return TERN_OK;
     });
     if (rp.scratch_size == 0) return TERN_OK;
+    for (int32_t i = 0; mapped && i < m->files.n_splits; i++) {
+        if (span_hi[i] == 0) continue;
+        void * at = (void *) span_lo[i];
+        const size_t size = span_hi[i] - span_lo[i];
+        // A locked mapping stays locked: copy-on-write in place.
+        TERN_TRY(m->files.sources[i].map.locked ? port_mem_writable(at, size, 1) : port_mem_own(at, size));
+    }
     // One group of rows (tens of KB), for the length of the load only: the
     // arena reserved it (the bound over every tensor of the header).
     const size_t mark = arena_temp_mark(&m->files.arena);
     rp.scratch = (uint8_t *) arena_alloc_temp(&m->files.arena, rp.scratch_size);
     if (!rp.scratch) return tern_fail(TERN_ERR_INTERNAL, "repack: %zu bytes of scratch were not reserved", rp.scratch_size);
-    const tern_status st = each_matmul_weight(m, rp.ks, [&](model_weight * w) { return rp.rewrite(w); });
+    tern_status st = each_matmul_weight(m, rp.ks, [&](model_weight * w) { return rp.rewrite(w); });
     arena_temp_release(&m->files.arena, mark);
+    for (int32_t i = 0; mapped && i < m->files.n_splits; i++) {
+        if (span_hi[i] == 0) continue;
+        const tern_status ro = port_mem_writable((void *) span_lo[i], span_hi[i] - span_lo[i], 0);
+        if (st == TERN_OK) st = ro;
+    }
     if (st != TERN_OK) tern_error_prefix("repack: ");
     return st;
 }
