@@ -1,5 +1,5 @@
 // Interleaved (repacked) legacy weights, avx2 kernel set (kernel_set.h:
-// repack_rows, repack, gemm_repacked, unpack_row): Q4_0, Q5_0 and Q8_0. Compiled
+// repack_rows, repack, gemm_repacked, unpack_row): Q4_0 Q4_1 Q5_0 Q5_1 Q8_0. Compiled
 // with the avx2 target flags (AVX2 + FMA + F16C): static code only.
 //
 // Why: in the file layout a decode tile reads 16 rows side by side, 16
@@ -19,6 +19,7 @@
 //         sum) takes the offset back.
 //   Q5_0: the same with u <= 31 (level + 16, the high bit from the H chunk)
 //         and -16 * sum: 4 quads at most per int16 sum (31744), two madds.
+//   Q4_1, Q5_1: as Q4_0 and Q5_0 without an offset, plus m_w * s_a.
 //   Q8_0: u = q + 128 turned back into q (xor 0x80); q and the activation
 //         widened to int16 (a product reaches 128 * 128, too big for
 //         maddubs), one madd per four rows, the quads summed in int32, and
@@ -27,7 +28,8 @@
 // reference's (acc = fma((float) sumi, d_w * d_a, acc), lane by lane), so
 // every output equals the reference's bits whatever tile computes it.
 //
-// Tiles: prompts, one half (8 rows) x up to 4 columns (Q4_0, Q5_0) or 2
+// Tiles: prompts, one half (8 rows) x 4 columns (the nibble formats: one
+// instance each, a short last block repeats its last column) or up to 2
 // (Q8_0: its widened quads and int32 sums cost registers), both halves of a
 // group in turn (the second reads the group's lines again from L1/L2).
 // Decode (one column): both halves block by block, in one pass: a second pass
@@ -87,16 +89,20 @@ inline void half_levels(const uint8_t * g, int h, __m256i w[L]) {
     }
 }
 
-// Q4_0 / Q5_0: NH halves from half h0 (rows 8h0..8h0 + 8NH - 1) of one group
-// x C columns over nb blocks. sums: C rows of nb activation block sums
-// (stride nb), or NULL.
+// Q4_0 Q4_1 Q5_0 Q5_1: NH halves from half h0 (rows 8h0..8h0 + 8NH - 1) of
+// one group x C columns over nb blocks, of which the first nv are stored (a
+// short last block of columns repeats its last one). sums: C rows of nb
+// activation block sums (stride nb), or NULL (formats with an offset).
 template <typename F, int C, int NH>
 void tile_nibbles(int64_t nb, const uint8_t * g, int h0, const uint8_t * a, size_t a_stride, const int32_t * sums,
-                  float * out, int64_t ldo) {
+                  float * out, int64_t ldo, int nv) {
     const __m256i ones = _mm256_set1_epi16(1);
     // int16 pair sums: Q4_0 u <= 15, 8 quads <= 8 * 2 * 15 * 128 = 30720; Q5_0
     // u <= 31, 4 quads <= 31744, so its two halves of the block go apart.
     constexpr int Q16 = F::kind == fmt_kind::q5 ? 4 : 8;
+    typedef typename F::act A;
+    const uint8_t * col[C];
+    for (int c = 0; c < C; c++) col[c] = a + (c < nv ? c : nv - 1) * a_stride;
     __m256 acc[NH][C];
     for (int hh = 0; hh < NH; hh++) {
         for (int c = 0; c < C; c++) acc[hh][c] = _mm256_setzero_ps();
@@ -107,21 +113,27 @@ void tile_nibbles(int64_t nb, const uint8_t * g, int h0, const uint8_t * a, size
             half_levels<F>(g, h0 + hh, w);
             const __m256 dw = half_scales(g, h0 + hh);
             for (int c = 0; c < C; c++) {
-                const block_q8_0 * ab = (const block_q8_0 *) (a + c * a_stride) + b;
+                const A * ab = (const A *) col[c] + b;
                 __m256i s;
                 for (int l0 = 0; l0 < L; l0 += Q16) {
                     __m256i s16 = _mm256_maddubs_epi16(w[l0], _mm256_set1_epi32(rd32(ab->qs + 4 * l0)));
                     for (int l = l0 + 1; l < l0 + Q16; l++) s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(w[l], _mm256_set1_epi32(rd32(ab->qs + 4 * l))));
                     s = l0 == 0 ? _mm256_madd_epi16(s16, ones) : _mm256_add_epi32(s, _mm256_madd_epi16(s16, ones));
                 }
-                const int32_t sum = sums ? sums[c * nb + b] : block_sum(ab->qs);
-                s = _mm256_add_epi32(s, _mm256_set1_epi32(-F::OFFSET * sum));
+                if constexpr (F::OFFSET != 0) {
+                    const int32_t sum = sums ? sums[c * nb + b] : block_sum(ab->qs);
+                    s = _mm256_add_epi32(s, _mm256_set1_epi32(-F::OFFSET * sum));
+                }
                 acc[hh][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_set1_ps(f16(ab->d))), acc[hh][c]);
+                if constexpr (F::affine) {  // + m_w * s_a (Q4_1, Q5_1)
+                    const __m256 mw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (g + F::M_AT + 16 * (h0 + hh))));
+                    acc[hh][c] = _mm256_fmadd_ps(mw, _mm256_set1_ps(f16(ab->s)), acc[hh][c]);
+                }
             }
         }
     }
     for (int hh = 0; hh < NH; hh++) {
-        for (int c = 0; c < C; c++) _mm256_storeu_ps(out + c * ldo + hh * HALF, acc[hh][c]);
+        for (int c = 0; c < nv; c++) _mm256_storeu_ps(out + c * ldo + hh * HALF, acc[hh][c]);
     }
 }
 
@@ -174,10 +186,10 @@ void tile_q8_0(int64_t nb, const uint8_t * g, int h0, const uint8_t * a, size_t 
     }
 }
 
-// C columns over n_groups groups.
+// C columns (the first nv of them stored) over n_groups groups.
 template <typename F, int C>
 void column_block(int64_t nb, int64_t n_groups, const uint8_t * w, size_t group_bytes, const uint8_t * a, size_t a_stride,
-                  float * out, int64_t ldo) {
+                  float * out, int64_t ldo, int nv) {
     if constexpr (F::kind == fmt_kind::q8) {
         for (int64_t gi = 0; gi < n_groups; gi++) {
             if constexpr (C == 1) tile_q8_0<1, 2>(nb, w + gi * group_bytes, 0, a, a_stride, out + gi * R, ldo);
@@ -185,18 +197,18 @@ void column_block(int64_t nb, int64_t n_groups, const uint8_t * w, size_t group_
         }
     } else {
         // The activation's block sums, once per call.
-        const bool keep = nb <= SUM_BLOCKS;
-        int32_t sums[C * SUM_BLOCKS];
+        const bool keep = F::OFFSET != 0 && nb <= SUM_BLOCKS;
+        int32_t sums[F::OFFSET != 0 ? C * SUM_BLOCKS : 1];
         if (keep) {
             for (int c = 0; c < C; c++) {
-                const block_q8_0 * ab = (const block_q8_0 *) (a + c * a_stride);
+                const block_q8_0 * ab = (const block_q8_0 *) (a + (c < nv ? c : nv - 1) * a_stride);
                 for (int64_t b = 0; b < nb; b++) sums[c * nb + b] = block_sum(ab[b].qs);
             }
         }
         const int32_t * s = keep ? sums : nullptr;
         for (int64_t gi = 0; gi < n_groups; gi++) {
-            if constexpr (C == 1) tile_nibbles<F, 1, 2>(nb, w + gi * group_bytes, 0, a, a_stride, s, out + gi * R, ldo);
-            else for (int h = 0; h < 2; h++) tile_nibbles<F, C, 1>(nb, w + gi * group_bytes, h, a, a_stride, s, out + gi * R + h * HALF, ldo);
+            if constexpr (C == 1) tile_nibbles<F, 1, 2>(nb, w + gi * group_bytes, 0, a, a_stride, s, out + gi * R, ldo, 1);
+            else for (int h = 0; h < 2; h++) tile_nibbles<F, C, 1>(nb, w + gi * group_bytes, h, a, a_stride, s, out + gi * R + h * HALF, ldo, nv);
         }
     }
 }
@@ -204,14 +216,25 @@ void column_block(int64_t nb, int64_t n_groups, const uint8_t * w, size_t group_
 template <typename F>
 void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_stride, const void * a, size_t a_stride,
                    float * out, int64_t ldo) {
-    constexpr int MC = F::kind == fmt_kind::q8 ? 2 : 4;
     const int64_t nb = k / QK, n_groups = nr / R;
     const uint8_t * wb = (const uint8_t *) w;
     const uint8_t * ab = (const uint8_t *) a;
     const size_t group_bytes = R * w_stride;
-    for_column_blocks<MC>(nc, [&](auto cols, int64_t m) {
-        column_block<F, decltype(cols)::value>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo);
-    });
+    if constexpr (F::kind == fmt_kind::q8) {
+        for_column_blocks<2>(nc, [&](auto cols, int64_t m) {
+            constexpr int C = decltype(cols)::value;
+            column_block<F, C>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo, C);
+        });
+    } else if (nc == 1) {
+        column_block<F, 1>(nb, n_groups, wb, group_bytes, ab, a_stride, out, ldo, 1);
+    } else {
+        // One 4-column instance per format (code size): a short last block
+        // repeats its last column.
+        for (int64_t m = 0; m < nc; m += 4) {
+            const int nv = nc - m < 4 ? (int) (nc - m) : 4;
+            column_block<F, 4>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo, nv);
+        }
+    }
 }
 
 }  // namespace
@@ -220,8 +243,14 @@ void tern_fill_repack_avx2(tern_kernel_set * ks) {
 #if TERN_WITH_TYPE_Q4_0
     tern_set_repack_legacy(ks, TERN_TYPE_Q4_0, gemm_repacked<fmt_q4_0>);
 #endif
+#if TERN_WITH_TYPE_Q4_1
+    tern_set_repack_legacy(ks, TERN_TYPE_Q4_1, gemm_repacked<fmt_q4_1>);
+#endif
 #if TERN_WITH_TYPE_Q5_0
     tern_set_repack_legacy(ks, TERN_TYPE_Q5_0, gemm_repacked<fmt_q5_0>);
+#endif
+#if TERN_WITH_TYPE_Q5_1
+    tern_set_repack_legacy(ks, TERN_TYPE_Q5_1, gemm_repacked<fmt_q5_1>);
 #endif
 #if TERN_WITH_TYPE_Q8_0
     tern_set_repack_legacy(ks, TERN_TYPE_Q8_0, gemm_repacked<fmt_q8_0>);
