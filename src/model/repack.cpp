@@ -21,13 +21,14 @@ struct repacker {
 
     size_t group_bytes(const model_weight & w) const { return model_repack_group_bytes(w.type, w.n_dims, w.ne); }
 
+    // Rows in whole groups: the rewritten ones (any rows past them stay as they are).
+    int64_t n_groups(const model_weight & w) const { return w.ne[1] / ks->repack_rows[w.type]; }
+
     tern_status rewrite(model_weight * w) {
         if (!wants(*w)) return TERN_OK;
-        const int64_t rows = ks->repack_rows[w->type];
         const size_t gbytes = group_bytes(*w);
-        const int64_t n_groups = w->ne[1] / rows;
         uint8_t * data = (uint8_t *) w->data;  // the model's own bytes (see repack.h)
-        for (int64_t g = 0; g < n_groups; g++) {
+        for (int64_t g = 0, ng = n_groups(*w); g < ng; g++) {
             memcpy(scratch, data + g * gbytes, gbytes);
             ks->repack[w->type](w->ne[0], scratch, data + g * gbytes);
         }
@@ -81,7 +82,7 @@ tern_status model_repack_weights(tern_model * m) {
     each_matmul_weight(m, rp.ks, [&](model_weight * w) {
         if (!rp.wants(*w)) return TERN_OK;
         if (rp.group_bytes(*w) > rp.scratch_size) rp.scratch_size = rp.group_bytes(*w);
-        const uintptr_t lo = (uintptr_t) w->data, hi = lo + rp.group_bytes(*w) * (size_t) (w->ne[1] / rp.ks->repack_rows[w->type]);
+        const uintptr_t lo = (uintptr_t) w->data, hi = lo + rp.group_bytes(*w) * (size_t) rp.n_groups(*w);
         for (int32_t i = 0; mapped && i < m->files.n_splits; i++) {
             const uintptr_t base = (uintptr_t) m->files.sources[i].map.addr;
             if (lo < base || hi > base + m->files.sources[i].map.size) continue;
