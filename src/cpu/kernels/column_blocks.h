@@ -6,6 +6,12 @@
 // for each block's width C (a compile-time constant for the tile template)
 // and first column m. Header only: each kernel set's file instantiates it
 // with its own target flags (its lambdas' types are its own).
+//
+// for_padded_column_blocks is the code-size variant: one MC-column instance
+// runs every block, a short last one too, told by nv how many of its columns
+// are real (the tile repeats the last real column and stores nv outputs);
+// a single column (decode) gets its own 1-column instance. It calls
+//   block(std::integral_constant<int, C>{}, m, nv)   C = 1 or MC.
 #pragma once
 #include <stdint.h>
 #include <type_traits>
@@ -27,6 +33,16 @@ inline void for_column_blocks(int64_t nc, Block && block) {
     if constexpr (MC > 1) {
         if (rest == 1) block(std::integral_constant<int, 1>{}, m);
     }
+}
+
+template <int MC, class Block>
+inline void for_padded_column_blocks(int64_t nc, Block && block) {
+    static_assert(MC >= 2, "a 1-column tile needs no padding");
+    if (nc == 1) {
+        block(std::integral_constant<int, 1>{}, 0, 1);
+        return;
+    }
+    for (int64_t m = 0; m < nc; m += MC) block(std::integral_constant<int, MC>{}, m, nc - m < MC ? (int) (nc - m) : MC);
 }
 
 }  // namespace tern

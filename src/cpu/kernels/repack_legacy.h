@@ -109,4 +109,32 @@ inline size_t at(size_t qs_at, int j, int r, int i) { return qs_at + 64 * (size_
 // Nothing is set when t has no such layout or is not compiled in.
 void tern_set_repack_legacy(tern_kernel_set * ks, tern_type t, tern_gemm_fn gemm_repacked);
 
+// The same for every legacy format compiled in, with a set's tiles: Tiles
+// has a member template gemm<fmt> (a tern_gemm_fn per format) and says
+// whether it reads IQ4_NL. Instantiated in the set's own file, with its
+// target flags (Tiles lives in that file's anonymous namespace).
+template <class Tiles>
+void tern_set_repack_legacy_all(tern_kernel_set * ks) {
+    using namespace repack_legacy;
+    (void) ks;
+#if TERN_WITH_TYPE_Q4_0
+    tern_set_repack_legacy(ks, TERN_TYPE_Q4_0, Tiles::template gemm<fmt_q4_0>);
+#endif
+#if TERN_WITH_TYPE_Q4_1
+    tern_set_repack_legacy(ks, TERN_TYPE_Q4_1, Tiles::template gemm<fmt_q4_1>);
+#endif
+#if TERN_WITH_TYPE_Q5_0
+    tern_set_repack_legacy(ks, TERN_TYPE_Q5_0, Tiles::template gemm<fmt_q5_0>);
+#endif
+#if TERN_WITH_TYPE_Q5_1
+    tern_set_repack_legacy(ks, TERN_TYPE_Q5_1, Tiles::template gemm<fmt_q5_1>);
+#endif
+#if TERN_WITH_TYPE_Q8_0
+    tern_set_repack_legacy(ks, TERN_TYPE_Q8_0, Tiles::template gemm<fmt_q8_0>);
+#endif
+#if TERN_WITH_TYPE_IQ4_NL
+    if constexpr (Tiles::IQ4_NL) tern_set_repack_legacy(ks, TERN_TYPE_IQ4_NL, Tiles::template gemm<fmt_iq4_nl>);
+#endif
+}
+
 }  // namespace tern

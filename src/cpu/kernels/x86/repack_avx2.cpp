@@ -225,36 +225,22 @@ void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_s
             constexpr int C = decltype(cols)::value;
             column_block<F, C>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo, C);
         });
-    } else if (nc == 1) {
-        column_block<F, 1>(nb, n_groups, wb, group_bytes, ab, a_stride, out, ldo, 1);
     } else {
-        // One 4-column instance per format (code size): a short last block
-        // repeats its last column.
-        for (int64_t m = 0; m < nc; m += 4) {
-            const int nv = nc - m < 4 ? (int) (nc - m) : 4;
-            column_block<F, 4>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo, nv);
-        }
+        // One 4-column instance per format (code size).
+        for_padded_column_blocks<4>(nc, [&](auto cols, int64_t m, int nv) {
+            column_block<F, decltype(cols)::value>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo, nv);
+        });
     }
 }
 
+// This set's tiles for tern_set_repack_legacy_all.
+struct tiles {
+    template <typename F> static constexpr tern_gemm_fn gemm = gemm_repacked<F>;
+    static const bool IQ4_NL = false;  // u = table value + 128 overflows maddubs' int16 pairs
+};
+
 }  // namespace
 
-void tern_fill_repack_avx2(tern_kernel_set * ks) {
-#if TERN_WITH_TYPE_Q4_0
-    tern_set_repack_legacy(ks, TERN_TYPE_Q4_0, gemm_repacked<fmt_q4_0>);
-#endif
-#if TERN_WITH_TYPE_Q4_1
-    tern_set_repack_legacy(ks, TERN_TYPE_Q4_1, gemm_repacked<fmt_q4_1>);
-#endif
-#if TERN_WITH_TYPE_Q5_0
-    tern_set_repack_legacy(ks, TERN_TYPE_Q5_0, gemm_repacked<fmt_q5_0>);
-#endif
-#if TERN_WITH_TYPE_Q5_1
-    tern_set_repack_legacy(ks, TERN_TYPE_Q5_1, gemm_repacked<fmt_q5_1>);
-#endif
-#if TERN_WITH_TYPE_Q8_0
-    tern_set_repack_legacy(ks, TERN_TYPE_Q8_0, gemm_repacked<fmt_q8_0>);
-#endif
-}
+void tern_fill_repack_avx2(tern_kernel_set * ks) { tern_set_repack_legacy_all<tiles>(ks); }
 
 }  // namespace tern

@@ -254,27 +254,14 @@ void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_s
     });
 }
 
+// This set's tiles for tern_set_repack_legacy_all.
+struct tiles {
+    template <typename F> static constexpr tern_gemm_fn gemm = gemm_repacked<F>;
+    static const bool IQ4_NL = true;
+};
+
 }  // namespace
 
-void tern_fill_repack_avx512(tern_kernel_set * ks) {
-#if TERN_WITH_TYPE_Q4_0
-    tern_set_repack_legacy(ks, TERN_TYPE_Q4_0, gemm_repacked<fmt_q4_0>);
-#endif
-#if TERN_WITH_TYPE_Q4_1
-    tern_set_repack_legacy(ks, TERN_TYPE_Q4_1, gemm_repacked<fmt_q4_1>);
-#endif
-#if TERN_WITH_TYPE_Q5_0
-    tern_set_repack_legacy(ks, TERN_TYPE_Q5_0, gemm_repacked<fmt_q5_0>);
-#endif
-#if TERN_WITH_TYPE_Q5_1
-    tern_set_repack_legacy(ks, TERN_TYPE_Q5_1, gemm_repacked<fmt_q5_1>);
-#endif
-#if TERN_WITH_TYPE_Q8_0
-    tern_set_repack_legacy(ks, TERN_TYPE_Q8_0, gemm_repacked<fmt_q8_0>);
-#endif
-#if TERN_WITH_TYPE_IQ4_NL
-    tern_set_repack_legacy(ks, TERN_TYPE_IQ4_NL, gemm_repacked<fmt_iq4_nl>);
-#endif
-}
+void tern_fill_repack_avx512(tern_kernel_set * ks) { tern_set_repack_legacy_all<tiles>(ks); }
 
 }  // namespace tern

@@ -32,7 +32,9 @@
 
 #include <immintrin.h>
 #include <string.h>
+#include "cpu/kernels/column_blocks.h"
 #include "cpu/kernels/repack_kquant.h"
+#include "cpu/kernels/x86/k4_scales_x86.h"
 #include "tensor/blocks.h"
 
 namespace tern {
@@ -122,7 +124,6 @@ void q6_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, 
 template <int C>
 void q4_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * out, int64_t ldo, int nc) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
-    const __m256i m6 = _mm256_set1_epi32(63), l4 = _mm256_set1_epi32(15), l2 = _mm256_set1_epi32(3);
     __m256 acc[2][C];
     for (int h = 0; h < 2; h++) {
         for (int c = 0; c < C; c++) acc[h][c] = _mm256_setzero_ps();
@@ -131,16 +132,8 @@ void q4_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, 
         for (int h = 0; h < 2; h++) {
             // The 6-bit scales and mins of the 8 sub-blocks, per lane (tern_k4_scale_min).
             const uint8_t * sa = g + Q4_SCALES + 32 * h;
-            const __m256i s0 = load32(sa), s1 = load32(sa + 64), s2 = load32(sa + 128);
             __m256i sc[8], mn[8];
-            for (int j = 0; j < 4; j++) {
-                sc[j] = _mm256_and_si256(_mm256_srli_epi32(s0, 8 * j), m6);
-                mn[j] = _mm256_and_si256(_mm256_srli_epi32(s1, 8 * j), m6);
-                sc[4 + j] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(s2, 8 * j), l4),
-                                            _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(s0, 8 * j + 6), l2), 4));
-                mn[4 + j] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(s2, 8 * j + 4), l4),
-                                            _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(s1, 8 * j + 6), l2), 4));
-            }
+            k4_scales_mins(load32(sa), load32(sa + 64), load32(sa + 128), sc, mn);
             __m256i isum[C], imin[C];
             for (int c = 0; c < C; c++) isum[c] = imin[c] = _mm256_setzero_si256();
             for (int j = 0; j < 8; j++) {  // 32-value sub-blocks: chunk 8(j/2) + t, low nibbles for even j
@@ -190,17 +183,12 @@ void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_s
     const int64_t nb = k / QK_K, n_groups = nr / R;
     const uint8_t * wb = (const uint8_t *) w;
     const size_t group_bytes = R * w_stride;
-    for (int64_t m = 0; m < nc; m += MAX_COLS) {
-        const int cols = nc - m < MAX_COLS ? (int) (nc - m) : MAX_COLS;
-        const block_q8_K * ap[MAX_COLS];
-        for (int c = 0; c < MAX_COLS; c++) ap[c] = (const block_q8_K *) ((const uint8_t *) a + (m + (c < cols ? c : cols - 1)) * a_stride);
-        for (int64_t gi = 0; gi < n_groups; gi++) {
-            const uint8_t * g = wb + gi * group_bytes;
-            float * o = out + m * ldo + gi * R;
-            if (nc == 1) T<1>::run(nb, g, ap, o, ldo, 1);
-            else T<MAX_COLS>::run(nb, g, ap, o, ldo, cols);
-        }
-    }
+    for_padded_column_blocks<MAX_COLS>(nc, [&](auto cols, int64_t m, int nv) {
+        constexpr int C = decltype(cols)::value;
+        const block_q8_K * ap[C];
+        for (int c = 0; c < C; c++) ap[c] = (const block_q8_K *) ((const uint8_t *) a + (m + (c < nv ? c : nv - 1)) * a_stride);
+        for (int64_t gi = 0; gi < n_groups; gi++) T<C>::run(nb, wb + gi * group_bytes, ap, out + m * ldo + gi * R, ldo, nv);
+    });
 }
 
 }  // namespace

@@ -19,7 +19,9 @@
 #include <immintrin.h>
 #include <string.h>
 #include "tensor/blocks.h"
+#include "cpu/kernels/column_blocks.h"
 #include "cpu/kernels/repack_kquant.h"
+#include "cpu/kernels/x86/k4_scales_x86.h"
 
 namespace tern {
 
@@ -90,21 +92,12 @@ void q6_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, 
 template <int C>
 void q4_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * out, int64_t ldo) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    const __m512i m6 = _mm512_set1_epi32(63), l4 = _mm512_set1_epi32(15), l2 = _mm512_set1_epi32(3);
     __m512 acc[C];
     for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++, g += Q4_BYTES) {
         // The 6-bit scales and mins of the 8 sub-blocks, per lane (tern_k4_scale_min).
-        const __m512i s0 = load64(g + Q4_SCALES), s1 = load64(g + Q4_SCALES + 64), s2 = load64(g + Q4_SCALES + 128);
         __m512i sc[8], mn[8];
-        for (int j = 0; j < 4; j++) {
-            sc[j] = _mm512_and_si512(_mm512_srli_epi32(s0, 8 * j), m6);
-            mn[j] = _mm512_and_si512(_mm512_srli_epi32(s1, 8 * j), m6);
-            sc[4 + j] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(s2, 8 * j), l4),
-                                        _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(s0, 8 * j + 6), l2), 4));
-            mn[4 + j] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(s2, 8 * j + 4), l4),
-                                        _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(s1, 8 * j + 6), l2), 4));
-        }
+        k4_scales_mins(load64(g + Q4_SCALES), load64(g + Q4_SCALES + 64), load64(g + Q4_SCALES + 128), sc, mn);
         __m512i isum[C], imin[C];
         for (int c = 0; c < C; c++) isum[c] = imin[c] = _mm512_setzero_si512();
         for (int j = 0; j < 8; j++) {  // 32-value sub-blocks: chunk 8(j/2) + t, low nibbles for even j
@@ -148,21 +141,12 @@ void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_s
     const int64_t nb = k / QK_K, n_groups = nr / R;
     const uint8_t * wb = (const uint8_t *) w;
     const size_t group_bytes = R * w_stride;
-    for (int64_t m = 0; m < nc; m += MAX_COLS) {
-        const int64_t cols = nc - m < MAX_COLS ? nc - m : MAX_COLS;
-        const block_q8_K * ap[MAX_COLS];
-        for (int64_t c = 0; c < cols; c++) ap[c] = (const block_q8_K *) ((const uint8_t *) a + (m + c) * a_stride);
-        for (int64_t gi = 0; gi < n_groups; gi++) {
-            const uint8_t * g = wb + gi * group_bytes;
-            float * o = out + m * ldo + gi * R;
-            switch (cols) {
-                case 4: T<4>::run(nb, g, ap, o, ldo); break;
-                case 3: T<3>::run(nb, g, ap, o, ldo); break;
-                case 2: T<2>::run(nb, g, ap, o, ldo); break;
-                default: T<1>::run(nb, g, ap, o, ldo); break;
-            }
-        }
-    }
+    for_column_blocks<MAX_COLS>(nc, [&](auto cols, int64_t m) {
+        constexpr int C = decltype(cols)::value;
+        const block_q8_K * ap[C];
+        for (int c = 0; c < C; c++) ap[c] = (const block_q8_K *) ((const uint8_t *) a + (m + c) * a_stride);
+        for (int64_t gi = 0; gi < n_groups; gi++) T<C>::run(nb, wb + gi * group_bytes, ap, out + m * ldo + gi * R, ldo);
+    });
 }
 
 }  // namespace
