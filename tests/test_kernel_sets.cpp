@@ -45,11 +45,13 @@ std::vector<float> random_row(int64_t n) {
 }
 
 // Sets about a quarter of the int8 levels of a Q8_0 / Q8_1 row to the
-// extremes -128 and 127: a file can hold them though the quantizers never
-// write -128, and the kernels must stay exact there too (no int16 overflow).
+// extremes: a weight row (from a file) gets -128 and 127, which the kernels
+// must take exactly (no int16 overflow); an activation row (act) -127 and
+// 127, the extremes quantize_act writes (test_quantize_act checks it never
+// writes -128; the avx2 Q8_0 tiles' sign trick relies on it).
 // Block 0 is the worst case of a block total: every activation level 127
 // and (for Q4_0 Q4_1 Q5_0 Q5_1 weights) every weight level at its maximum.
-void set_extreme_levels(tern_type type, uint8_t * row, int64_t n) {
+void set_extreme_levels(tern_type type, uint8_t * row, int64_t n, bool act) {
     size_t block_size, qs_offset;
     if (type == TERN_TYPE_Q4_0) { memset(row + offsetof(block_q4_0, qs), 0xFF, 16); return; }
     if (type == TERN_TYPE_Q4_1) { memset(row + offsetof(block_q4_1, qs), 0xFF, 16); return; }
@@ -63,7 +65,7 @@ void set_extreme_levels(tern_type type, uint8_t * row, int64_t n) {
         for (int j = 0; j < 32; j++) {
             const unsigned r = g_rng() % 8;
             if (b == 0 || r == 1) qs[j] = 127;
-            else if (r == 0) qs[j] = -128;
+            else if (r == 0) qs[j] = act ? -127 : -128;
         }
     }
 }
@@ -228,6 +230,31 @@ void test_quantize_act(const tern_kernel_set * ks) {
                           ks->name, tr->name, (long long) i, back1[i], back2[i]);
             }
         }
+        // No level -128, whatever the row: ties at +-amax, the largest magnitude
+        // negative, values that round up to it.
+        size_t qs_at = 0, block_bytes = 0;
+        if (t == TERN_TYPE_Q8_0) qs_at = offsetof(block_q8_0, qs), block_bytes = sizeof(block_q8_0);
+        if (t == TERN_TYPE_Q8_1) qs_at = offsetof(block_q8_1, qs), block_bytes = sizeof(block_q8_1);
+        if (t == TERN_TYPE_Q8_K) qs_at = offsetof(block_q8_K, qs), block_bytes = sizeof(block_q8_K);
+        if (block_bytes) {
+            const int64_t n = 512;
+            std::vector<uint8_t> q(tern_row_size(t, n));
+            for (int shape = 0; shape < 4; shape++) {
+                std::vector<float> x = random_row(n);
+                for (int64_t i = 0; i < n; i++) {
+                    if (shape == 1) x[i] = (i & 1) ? -3.0f : 3.0f;
+                    if (shape == 2) x[i] = -1.0f - (float) (i % 32) / 31.0f * 1e-6f;
+                    if (shape == 3) x[i] = (float) ((i * 37) % 255 - 127) / 127.0f * -0.7f;
+                }
+                ks->quantize_act[t](x.data(), q.data(), n);
+                int low = 0;
+                for (size_t b = 0; b < q.size() / block_bytes; b++) {
+                    const int8_t * qs = (const int8_t *) (q.data() + b * block_bytes + qs_at);
+                    for (int64_t j = 0; j < tr->blck_size; j++) low += qs[j] == -128;
+                }
+                CHECK_MSG(low == 0, "%s quantize_act %s shape %d: %d levels -128", ks->name, tr->name, shape, low);
+            }
+        }
         printf("%-7s quantize_act %-7s %s\n", ks->name, tr->name, differ ? "within one level" : "bit-identical");
     }
 }
@@ -270,8 +297,8 @@ void test_matmul_kernels(const tern_kernel_set * ks, const tern_kernel_set * ref
                 if (act->from_float_act) act->from_float_act(random_row(n).data(), a.data() + j * a_size, n);
                 else memcpy(a.data() + j * a_size, random_row(n).data(), a_size);  // F32 activations
             }
-            set_extreme_levels(tr->vec_dot_type, a.data() + (n_a - 1) * a_size, n);
-            for (int i = 0; i < n_w; i++) set_extreme_levels(t, w.data() + i * w_size, n);
+            set_extreme_levels(tr->vec_dot_type, a.data() + (n_a - 1) * a_size, n, true);
+            for (int i = 0; i < n_w; i++) set_extreme_levels(t, w.data() + i * w_size, n, false);
             std::vector<float> tile((size_t) n_w * n_a, NAN);
             if (gemm) gemm(n, n_w, n_a, w.data(), w_size, a.data(), a_size, tile.data(), n_w);
             if (gemm) {  // a short input (3 activation rows) takes other paths: the same bits
@@ -341,9 +368,9 @@ void test_repacked(const tern_kernel_set * ks, const tern_kernel_set * ref_set) 
             const size_t w_size = tern_row_size(t, n), a_size = tern_row_size(tr->vec_dot_type, n);
             std::vector<uint8_t> w(w_size * n_w), packed(w.size()), a(a_size * n_a);
             for (int64_t i = 0; i < n_w; i++) tr->from_float(random_row(n).data(), w.data() + i * w_size, n);
-            for (int64_t i = 0; i < n_w; i++) set_extreme_levels(t, w.data() + i * w_size, n);
+            for (int64_t i = 0; i < n_w; i++) set_extreme_levels(t, w.data() + i * w_size, n, false);
             for (int64_t j = 0; j < n_a; j++) act->from_float_act(random_row(n).data(), a.data() + j * a_size, n);
-            set_extreme_levels(tr->vec_dot_type, a.data() + (n_a - 1) * a_size, n);
+            set_extreme_levels(tr->vec_dot_type, a.data() + (n_a - 1) * a_size, n, true);
             for (int64_t g = 0; g < n_w / R; g++) ks->repack[t](n, w.data() + g * R * w_size, packed.data() + g * R * w_size);
             if (ks->unpack_row[t]) {  // every row back in the file layout, byte for byte
                 std::vector<uint8_t> row(w_size);

@@ -73,6 +73,9 @@ struct tern_kernel_set {
     // Matrix multiplication, indexed by tern_type.
     tern_vec_dot_fn    vec_dot[TERN_TYPE_COUNT];       // weight type: one dot product
     tern_gemm_fn       gemm[TERN_TYPE_COUNT];          // weight type: a tile (NULL: vec_dot per output)
+    // Activation rows from quantize_act (the only source of the dot and gemm
+    // functions' activations) hold int8 levels in [-127, 127], never -128:
+    // the avx2 Q8_0 tiles' sign trick relies on it (test_kernel_sets checks it).
     tern_from_float_fn quantize_act[TERN_TYPE_COUNT];  // dot type: one activation row (F32 -> dot type)
 
     // Row-interleaved weight layouts (repacked once, when a model is loaded):

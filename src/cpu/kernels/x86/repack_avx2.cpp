@@ -20,18 +20,18 @@
 //   Q5_0: the same with u <= 31 (level + 16, the high bit from the H chunk)
 //         and -16 * sum: 4 quads at most per int16 sum (31744), two madds.
 //   Q4_1, Q5_1: as Q4_0 and Q5_0 without an offset, plus m_w * s_a.
-//   Q8_0: u = q + 128 turned back into q (xor 0x80); q and the activation
-//         widened to int16 (a product reaches 128 * 128, too big for
-//         maddubs), one madd per four rows, the quads summed in int32, and
-//         one hadd + permute puts the 8 row totals in order.
+//   Q8_0: u = q + 128 turned back into q (xor 0x80); maddubs(|q|, the
+//         activation's 4 values with q's signs) gives q * a in int16 pairs
+//         (exact: activation levels are never -128, kernel_set.h), one madd
+//         per quad makes the row sums in int32. (Widening q and a to int16
+//         instead, as before, ran prompts 1.5x slower.)
 // Integer sums are exact in any order, and the float part is the scalar
 // reference's (acc = fma((float) sumi, d_w * d_a, acc), lane by lane), so
 // every output equals the reference's bits whatever tile computes it.
 //
-// Tiles: prompts, one half (8 rows) x 4 columns (the nibble formats: one
-// instance each, a short last block repeats its last column) or up to 2
-// (Q8_0: its widened quads and int32 sums cost registers), both halves of a
-// group in turn (the second reads the group's lines again from L1/L2).
+// Tiles: prompts, one half (8 rows) x 4 columns (one instance per format, a
+// short last block repeats its last column), both halves of a group in turn
+// (the second reads the group's lines again from L1/L2).
 // Decode (one column): both halves block by block, in one pass: a second pass
 // over lines already in cache leaves the memory idle meanwhile (the
 // prefetchers follow the demand stream), and one pass decoded 15-18% faster.
@@ -137,52 +137,42 @@ void tile_nibbles(int64_t nb, const uint8_t * g, int h0, const uint8_t * a, size
     }
 }
 
-// Q8_0: NH halves from half h0 of one group x C columns over nb blocks.
+// Q8_0: NH halves from half h0 of one group x C columns over nb blocks, the
+// first nv stored (as tile_nibbles). q = u ^ 0x80 is the file's level; one
+// maddubs(|q|, sign(a, q)) per quad gives q * a in int16 pairs, exact because
+// |q| <= 128 and |a| <= 127 (quantize_act never writes -128): a pair is at
+// most 2 * 128 * 127 = 32512. One madd per quad makes the int32 row sums.
 template <int C, int NH>
-void tile_q8_0(int64_t nb, const uint8_t * g, int h0, const uint8_t * a, size_t a_stride, float * out, int64_t ldo) {
+void tile_q8_0(int64_t nb, const uint8_t * g, int h0, const uint8_t * a, size_t a_stride, float * out, int64_t ldo, int nv) {
     typedef fmt_q8_0 F;
-    const __m256i flip = _mm256_set1_epi8((char) 0x80);
+    const __m256i flip = _mm256_set1_epi8((char) 0x80), ones = _mm256_set1_epi16(1);
+    const block_q8_0 * col[C];
+    for (int c = 0; c < C; c++) col[c] = (const block_q8_0 *) (a + (c < nv ? c : nv - 1) * a_stride);
     __m256 acc[NH][C];
     for (int hh = 0; hh < NH; hh++) {
         for (int c = 0; c < C; c++) acc[hh][c] = _mm256_setzero_ps();
     }
     for (int64_t b = 0; b < nb; b++, g += F::BYTES) {
-        __m256i y16[C][2];  // the activation block as int16: quads 0..3, 4..7
-        for (int c = 0; c < C; c++) {
-            const block_q8_0 * ab = (const block_q8_0 *) (a + c * a_stride) + b;
-            y16[c][0] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) ab->qs));
-            y16[c][1] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *) (ab->qs + 16)));
-        }
         for (int hh = 0; hh < NH; hh++) {
             const int h = h0 + hh;
-            __m256i lo[C], hi[C];  // int32 pair sums: rows 0..3 and 4..7 of the half
-            for (int c = 0; c < C; c++) lo[c] = hi[c] = _mm256_setzero_si256();
+            __m256i s[C];  // int32 row sums of the half
+            for (int c = 0; c < C; c++) s[c] = _mm256_setzero_si256();
             for (int l = 0; l < L; l++) {
                 const __m256i q = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *) (g + F::QS_AT + 64 * l + 32 * h)), flip);
-                const __m256i q0 = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(q)), q1 = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(q, 1));
+                const __m256i mag = _mm256_abs_epi8(q);
                 for (int c = 0; c < C; c++) {
-                    __m256i y;  // quad l's 4 values in every 64-bit lane
-                    switch (l & 3) {
-                        case 0: y = _mm256_permute4x64_epi64(y16[c][l >> 2], 0x00); break;
-                        case 1: y = _mm256_permute4x64_epi64(y16[c][l >> 2], 0x55); break;
-                        case 2: y = _mm256_permute4x64_epi64(y16[c][l >> 2], 0xAA); break;
-                        default: y = _mm256_permute4x64_epi64(y16[c][l >> 2], 0xFF); break;
-                    }
-                    lo[c] = _mm256_add_epi32(lo[c], _mm256_madd_epi16(q0, y));
-                    hi[c] = _mm256_add_epi32(hi[c], _mm256_madd_epi16(q1, y));
+                    const __m256i y = _mm256_sign_epi8(_mm256_set1_epi32(rd32(col[c][b].qs + 4 * l)), q);
+                    s[c] = _mm256_add_epi32(s[c], _mm256_madd_epi16(_mm256_maddubs_epi16(mag, y), ones));
                 }
             }
             const __m256 dw = half_scales(g, h);
             for (int c = 0; c < C; c++) {
-                const block_q8_0 * ab = (const block_q8_0 *) (a + c * a_stride) + b;
-                // hadd: rows 0 1 4 5 | 2 3 6 7 -> permute to 0..7
-                const __m256i s = _mm256_permute4x64_epi64(_mm256_hadd_epi32(lo[c], hi[c]), 0xD8);
-                acc[hh][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, _mm256_set1_ps(f16(ab->d))), acc[hh][c]);
+                acc[hh][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[c]), _mm256_mul_ps(dw, _mm256_set1_ps(f16(col[c][b].d))), acc[hh][c]);
             }
         }
     }
     for (int hh = 0; hh < NH; hh++) {
-        for (int c = 0; c < C; c++) _mm256_storeu_ps(out + c * ldo + hh * HALF, acc[hh][c]);
+        for (int c = 0; c < nv; c++) _mm256_storeu_ps(out + c * ldo + hh * HALF, acc[hh][c]);
     }
 }
 
@@ -192,8 +182,8 @@ void column_block(int64_t nb, int64_t n_groups, const uint8_t * w, size_t group_
                   float * out, int64_t ldo, int nv) {
     if constexpr (F::kind == fmt_kind::q8) {
         for (int64_t gi = 0; gi < n_groups; gi++) {
-            if constexpr (C == 1) tile_q8_0<1, 2>(nb, w + gi * group_bytes, 0, a, a_stride, out + gi * R, ldo);
-            else for (int h = 0; h < 2; h++) tile_q8_0<C, 1>(nb, w + gi * group_bytes, h, a, a_stride, out + gi * R + h * HALF, ldo);
+            if constexpr (C == 1) tile_q8_0<1, 2>(nb, w + gi * group_bytes, 0, a, a_stride, out + gi * R, ldo, 1);
+            else for (int h = 0; h < 2; h++) tile_q8_0<C, 1>(nb, w + gi * group_bytes, h, a, a_stride, out + gi * R + h * HALF, ldo, nv);
         }
     } else {
         // The activation's block sums, once per call.
@@ -220,17 +210,10 @@ void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_s
     const uint8_t * wb = (const uint8_t *) w;
     const uint8_t * ab = (const uint8_t *) a;
     const size_t group_bytes = R * w_stride;
-    if constexpr (F::kind == fmt_kind::q8) {
-        for_column_blocks<2>(nc, [&](auto cols, int64_t m) {
-            constexpr int C = decltype(cols)::value;
-            column_block<F, C>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo, C);
-        });
-    } else {
-        // One 4-column instance per format (code size).
-        for_padded_column_blocks<4>(nc, [&](auto cols, int64_t m, int nv) {
-            column_block<F, decltype(cols)::value>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo, nv);
-        });
-    }
+    // One 4-column instance per format (code size).
+    for_padded_column_blocks<4>(nc, [&](auto cols, int64_t m, int nv) {
+        column_block<F, decltype(cols)::value>(nb, n_groups, wb, group_bytes, ab + m * a_stride, a_stride, out + m * ldo, ldo, nv);
+    });
 }
 
 // This set's tiles for tern_set_repack_legacy_all.
