@@ -492,12 +492,13 @@ inline __m512 tile_sb(const Rows & rows, const block_q8_K * const * y, __m512 fa
     return facc;
 }
 
+// The tile's outputs of its first nv columns.
 template <int R, int C>
-inline void store_tile(__m512 facc, float * out, int64_t ldo) {
+inline void store_tile(__m512 facc, float * out, int64_t ldo, int nv = C) {
     alignas(64) float v[16];
     _mm512_store_ps(v, facc);
     for (int r = 0; r < R; r++) {
-        for (int c = 0; c < C; c++) out[c * ldo + r] = v[slot<R, C>(r, c)];
+        for (int c = 0; c < nv; c++) out[c * ldo + r] = v[slot<R, C>(r, c)];
     }
 }
 
@@ -545,18 +546,14 @@ void run_packed(int64_t nsb, int64_t nc, const uint8_t * w, size_t w_stride, con
             for (int c = 0; c < 4; c++) y[c] = (const block_q8_K *) (a + (4 * cb + c) * a_stride) + ib;
             facc[cb] = tile_sb<F, R, 4>(rows, y, facc[cb]);
         }
-        if (rem) {
+        if (rem) {  // the 4-column tile again, its last real column repeated (code size)
             const block_q8_K * y[4];
-            for (int c = 0; c < rem; c++) y[c] = (const block_q8_K *) (a + (4 * nfull + c) * a_stride) + ib;
-            if (rem == 1) facc[nfull] = tile_sb<F, R, 1>(rows, y, facc[nfull]);
-            else if (rem == 2) facc[nfull] = tile_sb<F, R, 2>(rows, y, facc[nfull]);
-            else facc[nfull] = tile_sb<F, R, 3>(rows, y, facc[nfull]);
+            for (int c = 0; c < 4; c++) y[c] = (const block_q8_K *) (a + (4 * nfull + (c < rem ? c : rem - 1)) * a_stride) + ib;
+            facc[nfull] = tile_sb<F, R, 4>(rows, y, facc[nfull]);
         }
     }
     for (int64_t cb = 0; cb < nfull; cb++) store_tile<R, 4>(facc[cb], out + 4 * cb * ldo, ldo);
-    if (rem == 1) store_tile<R, 1>(facc[nfull], out + 4 * nfull * ldo, ldo);
-    else if (rem == 2) store_tile<R, 2>(facc[nfull], out + 4 * nfull * ldo, ldo);
-    else if (rem == 3) store_tile<R, 3>(facc[nfull], out + 4 * nfull * ldo, ldo);
+    if (rem) store_tile<R, 4>(facc[nfull], out + 4 * nfull * ldo, ldo, (int) rem);
 }
 
 template <class F>
