@@ -96,7 +96,8 @@ int main(void) {
     g_shared = tern_test_shared_dir();
     for (const char * name : {"ktest-llama-Q4_0.gguf", "ktest-llama-Q8_0.gguf", "TinyStories-656K-Q8_0.gguf",
                               "ktest-llama-Q5_0.gguf", "ktest-llama-IQ4_NL.gguf", "ktest-llama-Q4_1.gguf", "ktest-llama-Q5_1.gguf",
-                              "TinyStories-656K-Q4_0.gguf", "ktest-qwen2-Q8_0.gguf", "ktest-llama-Q4_K_M.gguf"}) {
+                              "TinyStories-656K-Q4_0.gguf", "ktest-qwen2-Q8_0.gguf", "ktest-llama-Q4_K_M.gguf",
+                              "ktest-llama-Q5_K_M.gguf", "ktest-llama-Q6_K.gguf", "ktest-llama-Q3_K_M.gguf"}) {
         check_model(name);
     }
     return tern_test_summary();

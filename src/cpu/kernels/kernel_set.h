@@ -114,7 +114,7 @@ void tern_fill_quantize_avx2(tern_kernel_set * ks);     // activation quantizers
 void tern_fill_gemm_legacy_avx2(tern_kernel_set * ks);   // Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL
 void tern_fill_gemm_float_avx2(tern_kernel_set * ks);    // F32 F16 BF16
 void tern_fill_repack_avx2(tern_kernel_set * ks);        // interleaved Q4_0 Q4_1 Q5_0 Q5_1 Q8_0
-void tern_fill_repack_kquant_avx2(tern_kernel_set * ks);  // interleaved Q4_K Q6_K
+void tern_fill_repack_kquant_avx2(tern_kernel_set * ks);  // interleaved Q4_K Q5_K Q6_K
 #endif
 #if TERN_KSET_AVX512
 void tern_fill_vec_avx512(tern_kernel_set * ks);
@@ -122,7 +122,7 @@ void tern_fill_gemm_legacy_avx512(tern_kernel_set * ks);
 void tern_fill_gemm_kquant_avx512(tern_kernel_set * ks);
 void tern_fill_gemm_float_avx512(tern_kernel_set * ks);
 void tern_fill_repack_avx512(tern_kernel_set * ks);     // interleaved legacy formats
-void tern_fill_repack_kquant_avx512(tern_kernel_set * ks);  // interleaved Q4_K Q6_K
+void tern_fill_repack_kquant_avx512(tern_kernel_set * ks);  // interleaved Q4_K Q5_K Q6_K
 #endif
 #if TERN_KSET_NEON
 // SDOT (ARMv8.2 dot product) and SMMLA (ARMv8.6 i8mm) kernels are chosen in

@@ -1,4 +1,4 @@
-// The Q4_K / Q6_K interleaved layout (repack_kquant.h): repack and
+// The Q4_K / Q5_K / Q6_K interleaved layout (repack_kquant.h): repack and
 // unpack_row, byte moves compiled at the baseline, used by the x86 sets.
 #include "cpu/kernels/repack_kquant.h"
 #include "tern_config.h"
@@ -58,32 +58,41 @@ void unpack_row_q6_K(int64_t k, const void * group, int32_t r, void * row) {
 }
 #endif
 
-#if TERN_WITH_TYPE_Q4_K
-void repack_q4_K(int64_t k, const void * src, void * dst) {
+#if TERN_WITH_TYPE_Q4_K || TERN_WITH_TYPE_Q5_K
+// Q4_K (B = block_q4_K) and Q5_K (block_q5_K, P = k5_parts: its qh too).
+template <typename B, typename P>
+void repack_k45(int64_t k, const void * src, void * dst) {
     const int64_t nb = k / QK_K;
-    const size_t row_bytes = (size_t) nb * sizeof(block_q4_K);
+    const size_t row_bytes = (size_t) nb * sizeof(B);
     uint8_t * out = (uint8_t *) dst;
-    for (int64_t b = 0; b < nb; b++, out += Q4_BYTES) {
+    for (int64_t b = 0; b < nb; b++, out += P::BYTES) {
         for (int r = 0; r < R; r++) {
-            const block_q4_K * x = (const block_q4_K *) ((const uint8_t *) src + r * row_bytes) + b;
+            const B * x = (const B *) ((const uint8_t *) src + r * row_bytes) + b;
             memcpy(out + Q4_D + 2 * r, &x->d, 2);
             memcpy(out + Q4_DMIN + 2 * r, &x->dmin, 2);
             for (int kk = 0; kk < 3; kk++) memcpy(out + Q4_SCALES + 64 * kk + 4 * r, x->scales + 4 * kk, 4);
-            for (int kk = 0; kk < 32; kk++) memcpy(out + Q4_QS + 64 * kk + 4 * r, x->qs + 4 * kk, 4);
+            if constexpr (P::HIGH) {
+                for (int kk = 0; kk < 8; kk++) memcpy(out + P::QH + 64 * kk + 4 * r, x->qh + 4 * kk, 4);
+            }
+            for (int kk = 0; kk < 32; kk++) memcpy(out + P::QS + 64 * kk + 4 * r, x->qs + 4 * kk, 4);
         }
     }
 }
 
-void unpack_row_q4_K(int64_t k, const void * group, int32_t r, void * row) {
+template <typename B, typename P>
+void unpack_row_k45(int64_t k, const void * group, int32_t r, void * row) {
     const int64_t nb = k / QK_K;
     const uint8_t * g = (const uint8_t *) group;
-    block_q4_K * out = (block_q4_K *) row;
-    for (int64_t b = 0; b < nb; b++, g += Q4_BYTES) {
-        block_q4_K * x = out + b;
+    B * out = (B *) row;
+    for (int64_t b = 0; b < nb; b++, g += P::BYTES) {
+        B * x = out + b;
         memcpy(&x->d, g + Q4_D + 2 * r, 2);
         memcpy(&x->dmin, g + Q4_DMIN + 2 * r, 2);
         for (int kk = 0; kk < 3; kk++) memcpy(x->scales + 4 * kk, g + Q4_SCALES + 64 * kk + 4 * r, 4);
-        for (int kk = 0; kk < 32; kk++) memcpy(x->qs + 4 * kk, g + Q4_QS + 64 * kk + 4 * r, 4);
+        if constexpr (P::HIGH) {
+            for (int kk = 0; kk < 8; kk++) memcpy(x->qh + 4 * kk, g + P::QH + 64 * kk + 4 * r, 4);
+        }
+        for (int kk = 0; kk < 32; kk++) memcpy(x->qs + 4 * kk, g + P::QS + 64 * kk + 4 * r, 4);
     }
 }
 #endif
@@ -96,8 +105,14 @@ void tern_set_repack_kquant(tern_kernel_set * ks, tern_type t, tern_gemm_fn gemm
     switch (t) {
 #if TERN_WITH_TYPE_Q4_K
         case TERN_TYPE_Q4_K:
-            ks->repack[t] = repack_q4_K;
-            ks->unpack_row[t] = unpack_row_q4_K;
+            ks->repack[t] = repack_k45<block_q4_K, k4_parts>;
+            ks->unpack_row[t] = unpack_row_k45<block_q4_K, k4_parts>;
+            break;
+#endif
+#if TERN_WITH_TYPE_Q5_K
+        case TERN_TYPE_Q5_K:
+            ks->repack[t] = repack_k45<block_q5_K, k5_parts>;
+            ks->unpack_row[t] = unpack_row_k45<block_q5_K, k5_parts>;
             break;
 #endif
 #if TERN_WITH_TYPE_Q6_K

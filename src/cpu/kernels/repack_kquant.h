@@ -1,4 +1,4 @@
-// The interleaved layout of Q4_K and Q6_K that x86 kernel sets repack weights
+// The interleaved layout of Q4_K, Q5_K and Q6_K that x86 kernel sets repack weights
 // into at load (kernel_set.h: repack_rows, repack, unpack_row). One layout for
 // every set that reads it (avx512: x86/repack_kquant_avx512.cpp, one zmm of 16
 // rows; avx2: x86/repack_kquant_avx2.cpp, two ymm of 8 rows), so a matrix is
@@ -13,6 +13,10 @@
 //                      mins, decoded in the lanes); 32 x 64 bytes: lane r of
 //                      chunk k = row r's qs[4k..4k+3] (low nibbles: values
 //                      64(k/8) + 4(k%8) + 0..3, high nibbles: 32 further on)
+//   Q5_K (2816 bytes)  as Q4_K, with 8 x 64 bytes of high bits between the
+//                      scales and the qs: lane r of chunk t = row r's
+//                      qh[4t..4t+3] (bit j of byte i: the 5th bit of value
+//                      32j + 4t + i, that is of sub-block j's quad t)
 //   Q6_K (3360 bytes)  d[16]; scales[16 sub-blocks][16 rows] (int8); 32 x 64
 //                      bytes of low nibbles: chunk k lane r byte i = low 4
 //                      bits of u[4k+i] | low 4 bits of u[128+4k+i] << 4;
@@ -28,6 +32,7 @@
 #include <stdint.h>
 #include "tensor/blocks.h"
 #include "tensor/types.h"
+#include "cpu/kernels/column_blocks.h"
 #include "cpu/kernels/kernel_set.h"
 
 namespace tern {
@@ -41,9 +46,36 @@ static_assert(Q6_BYTES == R * sizeof(block_q6_K), "Q6_K group: the file's bytes"
 const size_t Q4_D = 0, Q4_DMIN = 32, Q4_SCALES = 64, Q4_QS = 64 + 192, Q4_BYTES = 2304;
 static_assert(Q4_BYTES == R * sizeof(block_q4_K), "Q4_K group: the file's bytes");
 
+const size_t Q5_QH = 64 + 192, Q5_QS = Q5_QH + 512, Q5_BYTES = 2816;  // d, dmin, scales as Q4_K
+static_assert(Q5_BYTES == R * sizeof(block_q5_K), "Q5_K group: the file's bytes");
+
+// Q4_K and Q5_K share their tiles (the 5th bit is the only difference):
+// where the levels lie, and whether there is a high bit.
+struct k4_parts { static const size_t QS = Q4_QS, QH = 0, BYTES = Q4_BYTES; static const bool HIGH = false; };
+struct k5_parts { static const size_t QS = Q5_QS, QH = Q5_QH, BYTES = Q5_BYTES; static const bool HIGH = true; };
+
+// A set's tern_gemm_fn over whole groups: T<C>::run(nb, group, the C
+// activation columns' Q8_K blocks, out, ldo, nv) computes one group x C
+// columns and stores the first nv; columns go in blocks of MC, one MC-column
+// instance plus the 1-column one (for_padded_column_blocks). Instantiated in
+// the set's file, with its flags (T lives in its anonymous namespace).
+template <template <int> class T, int MC>
+void gemm_groups(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_stride, const void * a, size_t a_stride,
+                 float * out, int64_t ldo) {
+    const int64_t nb = k / QK_K, n_groups = nr / R;
+    const uint8_t * wb = (const uint8_t *) w;
+    const size_t group_bytes = R * w_stride;
+    for_padded_column_blocks<MC>(nc, [&](auto cols, int64_t m, int nv) {
+        constexpr int C = decltype(cols)::value;
+        const block_q8_K * ap[C];
+        for (int c = 0; c < C; c++) ap[c] = (const block_q8_K *) ((const uint8_t *) a + (m + (c < nv ? c : nv - 1)) * a_stride);
+        for (int64_t gi = 0; gi < n_groups; gi++) T<C>::run(nb, wb + gi * group_bytes, ap, out + m * ldo + gi * R, ldo, nv);
+    });
+}
+
 }  // namespace repack_kquant
 
-// Installs the layout for t (Q4_K or Q6_K) in a kernel set: repack_rows (16),
+// Installs the layout for t (Q4_K, Q5_K or Q6_K) in a kernel set: repack_rows (16),
 // repack, unpack_row and the set's tile over it, gemm_repacked. Nothing is
 // set for another type or one not compiled in.
 void tern_set_repack_kquant(tern_kernel_set * ks, tern_type t, tern_gemm_fn gemm_repacked);

@@ -1,4 +1,4 @@
-// Interleaved (repacked) Q4_K and Q6_K weights, avx2 kernel set (kernel_set.h:
+// Interleaved (repacked) Q4_K, Q5_K and Q6_K weights, avx2 kernel set (kernel_set.h:
 // repack_rows, repack, gemm_repacked, unpack_row). Compiled with the avx2
 // target flags (AVX2 + FMA + F16C): static code only.
 //
@@ -14,16 +14,16 @@
 // and activation column, all in exact integers:
 //   p16  = sum over the sub-block's quads of maddubs(u, the activation's 4
 //          values broadcast): two int16 pair sums per row (Q4_K u <= 15: 8
-//          quads <= 8 * 2 * 15 * 128 = 30720; Q6_K u <= 63: summed two quads
-//          at a time, <= 32256)
+//          quads <= 8 * 2 * 15 * 128 = 30720; Q5_K u <= 31: 4 quads at a
+//          time, <= 31744; Q6_K u <= 63: two quads at a time, <= 32256)
 //   isum += madd(p16, scale in both int16 of the row's lane): the scale times
 //          the row's sub-block sum, in int32
-// then Q4_K's mins (imin = sum of min_j * bsum_j) and Q6_K's offset (32 * sum
+// then Q4_K's and Q5_K's mins (imin = sum of min_j * bsum_j) and Q6_K's offset (32 * sum
 // of scale_j * bsum_j) by madd of two sub-blocks' int16 pairs against the
 // activation's bsums. The float part is the scalar reference's
 // (tensor/quants_k_dot.cpp), lane by lane:
 //   Q6_K  sum = fma(d_a * d_w, isum, sum)
-//   Q4_K  sum = fma(d_a * d_w, isum, sum); sum = fma(-(d_a * dmin_w), imin, sum)
+//   Q4_K, Q5_K  sum = fma(d_a * d_w, isum, sum); sum = fma(-(d_a * dmin_w), imin, sum)
 // so every output has the reference's bits, whatever tile computes it.
 //
 // Tiles: one group x 1 column (decode) or 4 (prompts; a short last block of
@@ -32,7 +32,6 @@
 
 #include <immintrin.h>
 #include <string.h>
-#include "cpu/kernels/column_blocks.h"
 #include "cpu/kernels/repack_kquant.h"
 #include "cpu/kernels/x86/k4_scales_x86.h"
 #include "tensor/blocks.h"
@@ -119,16 +118,19 @@ void q6_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, 
     }
 }
 
-// ---- Q4_K ------------------------------------------------------------------
+// ---- Q4_K, Q5_K ------------------------------------------------------------
 
-template <int C>
-void q4_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * out, int64_t ldo, int nc) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
+// P: k4_parts or k5_parts (repack_kquant.h). Q5_K's u reaches 31, so its
+// int16 sums take 4 quads at a time (<= 4 * 2 * 31 * 128 = 31744), Q4_K's 8.
+template <typename P, int C>
+void k45_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * out, int64_t ldo, int nc) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), bit4 = _mm256_set1_epi8(0x10);
+    constexpr int Q16 = P::HIGH ? 4 : 8;
     __m256 acc[2][C];
     for (int h = 0; h < 2; h++) {
         for (int c = 0; c < C; c++) acc[h][c] = _mm256_setzero_ps();
     }
-    for (int64_t b = 0; b < nb; b++, g += Q4_BYTES) {
+    for (int64_t b = 0; b < nb; b++, g += P::BYTES) {
         for (int h = 0; h < 2; h++) {
             // The 6-bit scales and mins of the 8 sub-blocks, per lane (tern_k4_scale_min).
             const uint8_t * sa = g + Q4_SCALES + 32 * h;
@@ -137,16 +139,23 @@ void q4_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, 
             __m256i isum[C], imin[C];
             for (int c = 0; c < C; c++) isum[c] = imin[c] = _mm256_setzero_si256();
             for (int j = 0; j < 8; j++) {  // 32-value sub-blocks: chunk 8(j/2) + t, low nibbles for even j
-                const uint8_t * qa = g + Q4_QS + 64 * (8 * (j / 2)) + 32 * h;
-                __m256i p[C];
-                for (int c = 0; c < C; c++) p[c] = _mm256_setzero_si256();
-                for (int t = 0; t < 8; t++) {
-                    const __m256i q = load32(qa + 64 * t);
-                    const __m256i u = (j & 1) ? _mm256_and_si256(_mm256_srli_epi16(q, 4), m4) : _mm256_and_si256(q, m4);
-                    for (int c = 0; c < C; c++) p[c] = _mm256_add_epi16(p[c], _mm256_maddubs_epi16(u, bcast4(a[c][b].qs + 32 * j + 4 * t)));
-                }
+                const uint8_t * qa = g + P::QS + 64 * (8 * (j / 2)) + 32 * h;
                 const __m256i s = twice16(sc[j]);
-                for (int c = 0; c < C; c++) isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(p[c], s));
+                for (int t0 = 0; t0 < 8; t0 += Q16) {
+                    __m256i p[C];
+                    for (int c = 0; c < C; c++) p[c] = _mm256_setzero_si256();
+                    for (int t = t0; t < t0 + Q16; t++) {
+                        const __m256i q = load32(qa + 64 * t);
+                        __m256i u = (j & 1) ? _mm256_and_si256(_mm256_srli_epi16(q, 4), m4) : _mm256_and_si256(q, m4);
+                        if constexpr (P::HIGH) {  // bit j of each byte of QH chunk t to bit 4
+                            const __m256i qh = load32(g + P::QH + 64 * t + 32 * h);
+                            const __m256i hb = j <= 4 ? _mm256_slli_epi16(qh, 4 - j) : _mm256_srli_epi16(qh, j - 4);
+                            u = _mm256_or_si256(u, _mm256_and_si256(hb, bit4));
+                        }
+                        for (int c = 0; c < C; c++) p[c] = _mm256_add_epi16(p[c], _mm256_maddubs_epi16(u, bcast4(a[c][b].qs + 32 * j + 4 * t)));
+                    }
+                    for (int c = 0; c < C; c++) isum[c] = _mm256_add_epi32(isum[c], _mm256_madd_epi16(p[c], s));
+                }
             }
             for (int j = 0; j < 8; j += 2) {  // mins: two sub-blocks per madd
                 const __m256i mp = pairs16(mn[j], mn[j + 1]);
@@ -175,30 +184,21 @@ void q4_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, 
 template <int C>
 struct q6_tile { static void run(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * o, int64_t ldo, int nc) { q6_group_tile<C>(nb, g, a, o, ldo, nc); } };
 template <int C>
-struct q4_tile { static void run(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * o, int64_t ldo, int nc) { q4_group_tile<C>(nb, g, a, o, ldo, nc); } };
-
-template <template <int> class T>
-void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_stride, const void * a, size_t a_stride,
-                   float * out, int64_t ldo) {
-    const int64_t nb = k / QK_K, n_groups = nr / R;
-    const uint8_t * wb = (const uint8_t *) w;
-    const size_t group_bytes = R * w_stride;
-    for_padded_column_blocks<MAX_COLS>(nc, [&](auto cols, int64_t m, int nv) {
-        constexpr int C = decltype(cols)::value;
-        const block_q8_K * ap[C];
-        for (int c = 0; c < C; c++) ap[c] = (const block_q8_K *) ((const uint8_t *) a + (m + (c < nv ? c : nv - 1)) * a_stride);
-        for (int64_t gi = 0; gi < n_groups; gi++) T<C>::run(nb, wb + gi * group_bytes, ap, out + m * ldo + gi * R, ldo, nv);
-    });
-}
+struct q4_tile { static void run(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * o, int64_t ldo, int nc) { k45_group_tile<k4_parts, C>(nb, g, a, o, ldo, nc); } };
+template <int C>
+struct q5_tile { static void run(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * o, int64_t ldo, int nc) { k45_group_tile<k5_parts, C>(nb, g, a, o, ldo, nc); } };
 
 }  // namespace
 
 void tern_fill_repack_kquant_avx2(tern_kernel_set * ks) {
 #if TERN_WITH_TYPE_Q4_K
-    tern_set_repack_kquant(ks, TERN_TYPE_Q4_K, gemm_repacked<q4_tile>);
+    tern_set_repack_kquant(ks, TERN_TYPE_Q4_K, gemm_groups<q4_tile, MAX_COLS>);
+#endif
+#if TERN_WITH_TYPE_Q5_K
+    tern_set_repack_kquant(ks, TERN_TYPE_Q5_K, gemm_groups<q5_tile, MAX_COLS>);
 #endif
 #if TERN_WITH_TYPE_Q6_K
-    tern_set_repack_kquant(ks, TERN_TYPE_Q6_K, gemm_repacked<q6_tile>);
+    tern_set_repack_kquant(ks, TERN_TYPE_Q6_K, gemm_groups<q6_tile, MAX_COLS>);
 #endif
 }
 

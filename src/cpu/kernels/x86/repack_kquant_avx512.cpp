@@ -1,4 +1,4 @@
-// Interleaved (repacked) Q4_K and Q6_K weights and their tiles, avx512 kernel
+// Interleaved (repacked) Q4_K, Q5_K and Q6_K weights and their tiles, avx512 kernel
 // set (kernel_set.h: repack_rows, repack, gemm_repacked). Compiled with the
 // avx512 target flags (F/BW/VL/DQ + VNNI): static code only.
 //
@@ -7,19 +7,18 @@
 // One VNNI dpbusd with the activation's 4 values broadcast gives 16 rows'
 // exact quad sums; per sub-block they are multiplied by the sub-block scales
 // (int32 lanes), Q6_K's offset 32 comes back through the Q8_K bsums and Q4_K's
-// mins through bsums too, all in exact integers.
+// and Q5_K's mins through bsums too, all in exact integers.
 //
 // Float part: the scalar reference's steps (tensor/quants_k_dot.cpp), lane by
 // lane, super-blocks in order:
 //   Q6_K  sum = fma(d_a * d_w, isum, sum)
-//   Q4_K  sum = fma(d_a * d_w, isum, sum); sum = fma(-(d_a * dmin_w), mins, sum)
+//   Q4_K, Q5_K  sum = fma(d_a * d_w, isum, sum); sum = fma(-(d_a * dmin_w), mins, sum)
 // so every output has the reference's bits, whatever tile computes it.
 #include "cpu/kernels/kernel_set.h"
 
 #include <immintrin.h>
 #include <string.h>
 #include "tensor/blocks.h"
-#include "cpu/kernels/column_blocks.h"
 #include "cpu/kernels/repack_kquant.h"
 #include "cpu/kernels/x86/k4_scales_x86.h"
 
@@ -58,7 +57,7 @@ inline __m512i q6_group(const uint8_t * sb, int g) {
 }
 
 template <int C>
-void q6_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * out, int64_t ldo) {
+void q6_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * out, int64_t ldo, int nc) {
     __m512 acc[C];
     for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++, g += Q6_BYTES) {
@@ -84,29 +83,40 @@ void q6_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, 
             acc[c] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(isum[c]), acc[c]);
         }
     }
-    for (int c = 0; c < C; c++) _mm512_storeu_ps(out + c * ldo, acc[c]);
+    for (int c = 0; c < nc; c++) _mm512_storeu_ps(out + c * ldo, acc[c]);
 }
 
-// ---- Q4_K ------------------------------------------------------------------
+// ---- Q4_K, Q5_K ------------------------------------------------------------
 
-template <int C>
-void q4_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * out, int64_t ldo) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
+// P: k4_parts or k5_parts (repack_kquant.h). Q5_K's 5th bits: chunk t of QH
+// holds bit j for sub-block j's quad t, kept in 8 registers per super-block.
+template <typename P, int C>
+void k45_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * out, int64_t ldo, int nc) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), bit4 = _mm512_set1_epi8(0x10);
+    constexpr int LINES = (int) (P::BYTES / 64 + 7) / 8;  // prefetched per sub-block
     __m512 acc[C];
     for (int c = 0; c < C; c++) acc[c] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; b++, g += Q4_BYTES) {
+    for (int64_t b = 0; b < nb; b++, g += P::BYTES) {
         // The 6-bit scales and mins of the 8 sub-blocks, per lane (tern_k4_scale_min).
         __m512i sc[8], mn[8];
         k4_scales_mins(load64(g + Q4_SCALES), load64(g + Q4_SCALES + 64), load64(g + Q4_SCALES + 128), sc, mn);
+        __m512i qh[P::HIGH ? 8 : 1];
+        if constexpr (P::HIGH) {
+            for (int t = 0; t < 8; t++) qh[t] = load64(g + P::QH + 64 * t);
+        }
         __m512i isum[C], imin[C];
         for (int c = 0; c < C; c++) isum[c] = imin[c] = _mm512_setzero_si512();
         for (int j = 0; j < 8; j++) {  // 32-value sub-blocks: chunk 8(j/2) + t, low nibbles for even j
             // The super-block after next, a few lines per step (see Q6_K).
-            for (int p = 0; p < 5; p++) _mm_prefetch((const char *) (g + 2 * Q4_BYTES + 64 * (5 * j + p)), _MM_HINT_T0);
+            for (int p = 0; p < LINES; p++) _mm_prefetch((const char *) (g + 2 * P::BYTES + 64 * (LINES * j + p)), _MM_HINT_T0);
             __m512i u[8];
             for (int t = 0; t < 8; t++) {
-                const __m512i q = load64(g + Q4_QS + 64 * (8 * (j / 2) + t));
+                const __m512i q = load64(g + P::QS + 64 * (8 * (j / 2) + t));
                 u[t] = (j & 1) ? _mm512_and_si512(_mm512_srli_epi16(q, 4), m4) : _mm512_and_si512(q, m4);
+                if constexpr (P::HIGH) {  // bit j of each byte to bit 4
+                    const __m512i h = j <= 4 ? _mm512_slli_epi16(qh[t], 4 - j) : _mm512_srli_epi16(qh[t], j - 4);
+                    u[t] = _mm512_or_si512(u[t], _mm512_and_si512(h, bit4));
+                }
             }
             for (int c = 0; c < C; c++) {
                 const block_q8_K * ab = a[c] + b;
@@ -125,38 +135,29 @@ void q4_group_tile(int64_t nb, const uint8_t * g, const block_q8_K * const * a, 
             acc[c] = _mm512_fnmadd_ps(_mm512_mul_ps(da, dmw), _mm512_cvtepi32_ps(imin[c]), acc[c]);
         }
     }
-    for (int c = 0; c < C; c++) _mm512_storeu_ps(out + c * ldo, acc[c]);
+    for (int c = 0; c < nc; c++) _mm512_storeu_ps(out + c * ldo, acc[c]);
 }
 
 // ---- the tern_gemm_fn over whole groups -------------------------------------
 
 template <int C>
-struct q6_tile { static void run(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * o, int64_t ldo) { q6_group_tile<C>(nb, g, a, o, ldo); } };
+struct q6_tile { static void run(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * o, int64_t ldo, int nc) { q6_group_tile<C>(nb, g, a, o, ldo, nc); } };
 template <int C>
-struct q4_tile { static void run(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * o, int64_t ldo) { q4_group_tile<C>(nb, g, a, o, ldo); } };
-
-template <template <int> class T>
-void gemm_repacked(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_stride, const void * a, size_t a_stride,
-                   float * out, int64_t ldo) {
-    const int64_t nb = k / QK_K, n_groups = nr / R;
-    const uint8_t * wb = (const uint8_t *) w;
-    const size_t group_bytes = R * w_stride;
-    for_column_blocks<MAX_COLS>(nc, [&](auto cols, int64_t m) {
-        constexpr int C = decltype(cols)::value;
-        const block_q8_K * ap[C];
-        for (int c = 0; c < C; c++) ap[c] = (const block_q8_K *) ((const uint8_t *) a + (m + c) * a_stride);
-        for (int64_t gi = 0; gi < n_groups; gi++) T<C>::run(nb, wb + gi * group_bytes, ap, out + m * ldo + gi * R, ldo);
-    });
-}
+struct q4_tile { static void run(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * o, int64_t ldo, int nc) { k45_group_tile<k4_parts, C>(nb, g, a, o, ldo, nc); } };
+template <int C>
+struct q5_tile { static void run(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * o, int64_t ldo, int nc) { k45_group_tile<k5_parts, C>(nb, g, a, o, ldo, nc); } };
 
 }  // namespace
 
 void tern_fill_repack_kquant_avx512(tern_kernel_set * ks) {
 #if TERN_WITH_TYPE_Q4_K
-    tern_set_repack_kquant(ks, TERN_TYPE_Q4_K, gemm_repacked<q4_tile>);
+    tern_set_repack_kquant(ks, TERN_TYPE_Q4_K, gemm_groups<q4_tile, MAX_COLS>);
+#endif
+#if TERN_WITH_TYPE_Q5_K
+    tern_set_repack_kquant(ks, TERN_TYPE_Q5_K, gemm_groups<q5_tile, MAX_COLS>);
 #endif
 #if TERN_WITH_TYPE_Q6_K
-    tern_set_repack_kquant(ks, TERN_TYPE_Q6_K, gemm_repacked<q6_tile>);
+    tern_set_repack_kquant(ks, TERN_TYPE_Q6_K, gemm_groups<q6_tile, MAX_COLS>);
 #endif
 }
 
