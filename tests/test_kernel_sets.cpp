@@ -364,7 +364,8 @@ void test_repacked(const tern_kernel_set * ks, const tern_kernel_set * ref_set) 
         const tern_type_traits * act = tern_type_traits_get(tr->vec_dot_type);
         int bad = 0, bad_tile = 0, cases = 0;
         for (int64_t blocks : {1, 3, 8}) {
-            const int64_t n = blocks * tr->blck_size, n_w = 2 * R, n_a = 7;
+            // 70 columns: more than one 64-column panel of the staged prompt tiles
+            const int64_t n = blocks * tr->blck_size, n_w = 2 * R, n_a = blocks == 3 ? 70 : 7;
             const size_t w_size = tern_row_size(t, n), a_size = tern_row_size(tr->vec_dot_type, n);
             std::vector<uint8_t> w(w_size * n_w), packed(w.size()), a(a_size * n_a);
             for (int64_t i = 0; i < n_w; i++) tr->from_float(random_row(n).data(), w.data() + i * w_size, n);

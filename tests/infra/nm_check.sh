@@ -11,7 +11,9 @@
 #   3. no object has a non-empty .init_array/.preinit_array/.ctors section
 #      (static constructors);
 #   4. every global symbol it defines is tern_* (the C API) or inside
-#      namespace tern, so it links beside llama.cpp and other libraries.
+#      namespace tern, so it links beside llama.cpp and other libraries;
+#   5. no weak symbol is defined both by a kernel set's object (its own
+#      target flags) and by another set's or a baseline object.
 # With sanitizers the runtime of the sanitizer is linked in: the check is
 # skipped (still registered, exit 0).
 set -u
@@ -155,6 +157,29 @@ if [ -s "$tmp/ctors" ]; then
     cat "$tmp/ctors"
 else
     pass "no .init_array/.preinit_array/.ctors in any object"
+fi
+
+# --- 5. no weak symbol shared by objects compiled for different kernel sets ----
+# The files of a kernel set (*_avx2, *_avx512, *_neon) are compiled with their
+# own target flags. A weak (inline, template) symbol defined by one of them
+# and also by an object of another set or of the baseline is one symbol to the
+# linker, which keeps either body: the baseline or the avx2 set could then
+# run AVX-512 code (or the avx512 set the slower avx2 tile). Templates
+# instantiated with a set's own (anonymous-namespace) types are no exception:
+# GCC mangles every file's anonymous namespace alike, so such a weak symbol
+# is refused even where only one set defines it today.
+nm -A --defined-only "$lib" 2>/dev/null | awk '$2 ~ /^[WVuwv]$/ {
+        n = split($1, p, ":"); obj = p[n - 1]; g = "baseline"
+        if (obj ~ /_avx512\./) g = "avx512"; else if (obj ~ /_avx2\./) g = "avx2"; else if (obj ~ /_neon\./) g = "neon"
+        print $3, g, obj }' | sort -u > "$tmp/weak"
+awk '{ if (!(($1, $2) in seen)) { seen[$1, $2] = 1; sets[$1]++; where[$1] = where[$1] " " $3 } }
+     $2 != "baseline" && $1 ~ /_GLOBAL__N_/ { anon[$1] = 1 }
+     END { for (s in sets) if (sets[s] > 1 || (s in anon)) print "  " s ":" where[s] }' "$tmp/weak" | sort > "$tmp/shared_weak"
+if [ -s "$tmp/shared_weak" ]; then
+    fail "weak symbols a kernel set's object shares with another set or the baseline (or names with an anonymous namespace):"
+    head -20 "$tmp/shared_weak"
+else
+    pass "no weak symbol shared across kernel sets' objects"
 fi
 
 echo "$passed passed, $failed failed"

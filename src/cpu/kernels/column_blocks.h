@@ -4,8 +4,10 @@
 // nc % MC left. for_column_blocks calls
 //   block(std::integral_constant<int, C>{}, m)
 // for each block's width C (a compile-time constant for the tile template)
-// and first column m. Header only: each kernel set's file instantiates it
-// with its own target flags (its lambdas' types are its own).
+// and first column m. Header only, in an anonymous namespace: each kernel
+// set's file compiles its own copy with its own target flags (a template
+// with external linkage, instantiated alike in two sets' files, would be one
+// weak symbol the linker picks from either: an avx512 body in the avx2 set).
 //
 // for_padded_column_blocks is the code-size variant: one MC-column instance
 // runs every block, a short last one too, told by nv how many of its columns
@@ -17,6 +19,7 @@
 #include <type_traits>
 
 namespace tern {
+namespace {
 
 template <int MC, class Block>
 inline void for_column_blocks(int64_t nc, Block && block) {
@@ -45,4 +48,5 @@ inline void for_padded_column_blocks(int64_t nc, Block && block) {
     for (int64_t m = 0; m < nc; m += MC) block(std::integral_constant<int, MC>{}, m, nc - m < MC ? (int) (nc - m) : MC);
 }
 
+}  // namespace
 }  // namespace tern

@@ -32,7 +32,6 @@
 #include <stdint.h>
 #include "tensor/blocks.h"
 #include "tensor/types.h"
-#include "cpu/kernels/column_blocks.h"
 #include "cpu/kernels/kernel_set.h"
 
 namespace tern {
@@ -53,25 +52,6 @@ static_assert(Q5_BYTES == R * sizeof(block_q5_K), "Q5_K group: the file's bytes"
 // where the levels lie, and whether there is a high bit.
 struct k4_parts { static const size_t QS = Q4_QS, QH = 0, BYTES = Q4_BYTES; static const bool HIGH = false; };
 struct k5_parts { static const size_t QS = Q5_QS, QH = Q5_QH, BYTES = Q5_BYTES; static const bool HIGH = true; };
-
-// A set's tern_gemm_fn over whole groups: T<C>::run(nb, group, the C
-// activation columns' Q8_K blocks, out, ldo, nv) computes one group x C
-// columns and stores the first nv; columns go in blocks of MC, one MC-column
-// instance plus the 1-column one (for_padded_column_blocks). Instantiated in
-// the set's file, with its flags (T lives in its anonymous namespace).
-template <template <int> class T, int MC>
-void gemm_groups(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_stride, const void * a, size_t a_stride,
-                 float * out, int64_t ldo) {
-    const int64_t nb = k / QK_K, n_groups = nr / R;
-    const uint8_t * wb = (const uint8_t *) w;
-    const size_t group_bytes = R * w_stride;
-    for_padded_column_blocks<MC>(nc, [&](auto cols, int64_t m, int nv) {
-        constexpr int C = decltype(cols)::value;
-        const block_q8_K * ap[C];
-        for (int c = 0; c < C; c++) ap[c] = (const block_q8_K *) ((const uint8_t *) a + (m + (c < nv ? c : nv - 1)) * a_stride);
-        for (int64_t gi = 0; gi < n_groups; gi++) T<C>::run(nb, wb + gi * group_bytes, ap, out + m * ldo + gi * R, ldo, nv);
-    });
-}
 
 }  // namespace repack_kquant
 

@@ -111,8 +111,9 @@ void tern_set_repack_legacy(tern_kernel_set * ks, tern_type t, tern_gemm_fn gemm
 
 // The same for every legacy format compiled in, with a set's tiles: Tiles
 // has a member template gemm<fmt> (a tern_gemm_fn per format) and says
-// whether it reads IQ4_NL. Instantiated in the set's own file, with its
-// target flags (Tiles lives in that file's anonymous namespace).
+// whether it reads IQ4_NL. In an anonymous namespace: each set's file
+// compiles its own copy with its target flags (column_blocks.h says why).
+namespace {
 template <class Tiles>
 void tern_set_repack_legacy_all(tern_kernel_set * ks) {
     using namespace repack_legacy;
@@ -136,5 +137,6 @@ void tern_set_repack_legacy_all(tern_kernel_set * ks) {
     if constexpr (Tiles::IQ4_NL) tern_set_repack_legacy(ks, TERN_TYPE_IQ4_NL, Tiles::template gemm<fmt_iq4_nl>);
 #endif
 }
+}  // namespace
 
 }  // namespace tern

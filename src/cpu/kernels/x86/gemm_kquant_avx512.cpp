@@ -474,7 +474,7 @@ inline __m512 tile_sb(const Rows & rows, const block_q8_K * const * y, __m512 fa
     const __m512 yd = _mm512_permutexvar_ps(slot_cols<R, C>(), yd4);
     const __m512 h0 = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *) rows.info.hd));
     const __m512 h1 = R > 8 ? _mm512_cvtph_ps(_mm256_load_si256((const __m256i *) (rows.info.hd + 8))) : h0;
-    const __m512i drow = _mm512_slli_epi32(slot_rows<R, C>(), 1);
+    const __m512i drow = _mm512_slli_epi32((slot_rows<R, C>()), 1);
     const __m512 d = _mm512_mul_ps(yd, _mm512_permutex2var_ps(h0, drow, h1));
     if constexpr (F::step == STEP_NO_MINS) {
         facc = _mm512_fmadd_ps(d, isum, facc);

@@ -32,6 +32,7 @@
 
 #include <immintrin.h>
 #include <string.h>
+#include "cpu/kernels/column_blocks.h"
 #include "cpu/kernels/repack_kquant.h"
 #include "cpu/kernels/x86/k4_scales_x86.h"
 #include "tensor/blocks.h"
@@ -187,6 +188,24 @@ template <int C>
 struct q4_tile { static void run(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * o, int64_t ldo, int nc) { k45_group_tile<k4_parts, C>(nb, g, a, o, ldo, nc); } };
 template <int C>
 struct q5_tile { static void run(int64_t nb, const uint8_t * g, const block_q8_K * const * a, float * o, int64_t ldo, int nc) { k45_group_tile<k5_parts, C>(nb, g, a, o, ldo, nc); } };
+
+// The tern_gemm_fn over whole groups: T<C>::run(nb, group, the C activation
+// columns' Q8_K blocks, out, ldo, nv) computes one group x C columns and
+// stores the first nv; columns go in blocks of MC, one MC-column instance
+// plus the 1-column one (for_padded_column_blocks).
+template <template <int> class T, int MC>
+void gemm_groups(int64_t k, int64_t nr, int64_t nc, const void * w, size_t w_stride, const void * a, size_t a_stride,
+                 float * out, int64_t ldo) {
+    const int64_t nb = k / QK_K, n_groups = nr / R;
+    const uint8_t * wb = (const uint8_t *) w;
+    const size_t group_bytes = R * w_stride;
+    for_padded_column_blocks<MC>(nc, [&](auto cols, int64_t m, int nv) {
+        constexpr int C = decltype(cols)::value;
+        const block_q8_K * ap[C];
+        for (int c = 0; c < C; c++) ap[c] = (const block_q8_K *) ((const uint8_t *) a + (m + (c < nv ? c : nv - 1)) * a_stride);
+        for (int64_t gi = 0; gi < n_groups; gi++) T<C>::run(nb, wb + gi * group_bytes, ap, out + m * ldo + gi * R, ldo, nv);
+    });
+}
 
 }  // namespace
 
