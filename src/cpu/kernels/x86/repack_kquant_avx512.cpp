@@ -14,6 +14,11 @@
 //   Q6_K  sum = fma(d_a * d_w, isum, sum)
 //   Q4_K, Q5_K  sum = fma(d_a * d_w, isum, sum); sum = fma(-(d_a * dmin_w), mins, sum)
 // so every output has the reference's bits, whatever tile computes it.
+//
+// Decode (one column): a group's u unpacked in registers as it is used, the
+// super-block after next prefetched. Prompts: per group and panel of 64
+// columns each super-block is staged once (u to the stack) and read by every
+// block of 4 columns (gemm_repacked).
 #include "cpu/kernels/kernel_set.h"
 
 #include <immintrin.h>
