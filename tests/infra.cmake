@@ -46,6 +46,14 @@ if(NOT TERN_SANITIZE)
                    ${TERN_PORT_CHECK} $<TARGET_FILE:port_check_bad> ${PROJECT_SOURCE_DIR}/port/${TERN_PORT})
 endif()
 
+# layer_check: no layer of src/ includes one above it (the order in
+# docs/ARCHITECTURE.md); a known-bad tree (core/ including model/) proves it fires.
+set(TERN_LAYER_CHECK ${CMAKE_CURRENT_SOURCE_DIR}/infra/layer_check.sh)
+add_test(NAME layer_check COMMAND bash ${TERN_LAYER_CHECK} ${PROJECT_SOURCE_DIR}/src)
+add_test(NAME layer_check_detects_upward_include
+         COMMAND sh -c "out=$(bash \"$0\" \"$1\"); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -qF 'src/core/upward.h (core) includes \"model/model.h\"'"
+                 ${TERN_LAYER_CHECK} ${CMAKE_CURRENT_SOURCE_DIR}/infra/layer_check_bad)
+
 # install_consumer: cmake --install into a temporary prefix, then a
 # find_package(tern) project and a pkg-config build of the same C program.
 string(JOIN " " TERN_SANITIZE_CFLAGS ${TERN_SANITIZE_FLAGS})

@@ -123,7 +123,7 @@ static void test_abort(int32_t n) {
     for (int i = 0; i < 64; i++) ((float *) x->data)[i] = 1.0f;
     // Check before node 0 passes (call 1), after node 0 passes (call 2), after node 1 fires (call 3).
     abort_state st = { 0, 2 };
-    tern_status s = tern_graph_compute(&tg.g, pool, tg.align64(tg.work.data()), tg.plan.work_bytes, abort_after, &st);
+    tern_status s = tern_graph_compute(&tg.g, pool, tg.align64(tg.work.data()), tg.work_bytes, abort_after, &st);
     CHECK(s == TERN_ERR_ABORTED);
     CHECK(((float *) chain[0]->data)[0] == 2.0f);
     CHECK(((float *) chain[1]->data)[0] == 4.0f);
@@ -131,11 +131,11 @@ static void test_abort(int32_t n) {
     CHECK(((float *) chain[5]->data)[0] == -1.0f);
     // Aborting before the first node runs nothing; no abort runs everything.
     st = { 0, 0 };
-    CHECK(tern_graph_compute(&tg.g, pool, tg.align64(tg.work.data()), tg.plan.work_bytes, abort_after, &st) == TERN_ERR_ABORTED);
+    CHECK(tern_graph_compute(&tg.g, pool, tg.align64(tg.work.data()), tg.work_bytes, abort_after, &st) == TERN_ERR_ABORTED);
     CHECK(((float *) chain[2]->data)[0] == -1.0f);
     st = { 0, 100 };
     for (int i = 0; i < 64; i++) ((float *) x->data)[i] = 1.0f;
-    CHECK(tern_graph_compute(&tg.g, pool, tg.align64(tg.work.data()), tg.plan.work_bytes, abort_after, &st) == TERN_OK);
+    CHECK(tern_graph_compute(&tg.g, pool, tg.align64(tg.work.data()), tg.work_bytes, abort_after, &st) == TERN_OK);
     CHECK(((float *) chain[5]->data)[0] == 64.0f);
     tern_threadpool_free(pool);
 }

@@ -2,7 +2,6 @@
 #include "context/context.h"
 #include "core/status.h"
 #include "tensor/types.h"
-#include "cpu/compute.h"
 #include "port.h"
 
 #include <inttypes.h>
@@ -71,21 +70,39 @@ namespace {
 // Places the context's parts in an arena. In measuring mode the large buffers
 // (KV rows, activations, work, logits) are only counted, while the small
 // tables (graph, plan) are really built in a scratch arena, because the plan
-// is what tells how large the activations are.
+// is what tells how large the activations are. The builder's capacity: the
+// tensor count the graphs take, measured by a first pass built with the
+// bound (n_tensors 0 asks for that pass, which records the counts).
 struct context_placer {
     tern_arena * arena;
     bool measure;
     size_t counted;   // padded bytes of buffers not allocated (measure mode)
     size_t counted_at_plan;  // `counted` when planning starts (its temp scratch sits on top)
+    int32_t n_tensors;  // builder capacity (0: the bound, and count)
+    int32_t n_nodes;    // graph capacity
 
-    void * take(size_t bytes, tern_mem_category cat) {
+    void * take(size_t bytes, tern_mem_category cat, bool zero = false) {
         if (measure) {
             counted += arena_padded(bytes);
             return (void *) arena;  // never dereferenced while measuring
         }
-        return arena_alloc(arena, bytes, cat);
+        return zero ? arena_calloc(arena, bytes, cat) : arena_alloc(arena, bytes, cat);
     }
 };
+
+// The worst case of a graph kind, built into the context's builder.
+tern_status build_worst(tern_context * ctx, context_graph_kind kind) {
+    const tern_context_params * p = &ctx->params;
+    switch (kind) {
+        case GRAPH_FORWARD: {
+            forward_shape worst = { p->n_batch, p->n_batch };
+            return forward_build(ctx->model, &ctx->kv, worst, &ctx->gb, &ctx->graph, &ctx->io);
+        }
+        case GRAPH_SHIFT: return forward_build_shift(ctx->model, &ctx->kv, p->n_ctx, &ctx->gb, &ctx->graph, &ctx->shift_io);
+        case GRAPH_DEFRAG: return kv_defrag_build(&ctx->kv, p->n_ctx, &ctx->gb, &ctx->graph, &ctx->defrag_io);
+        default: return TERN_ERR_INTERNAL;
+    }
+}
 
 tern_status context_place(tern_context * ctx, context_placer * pl) {
     const tern_model * m = ctx->model;
@@ -105,9 +122,11 @@ tern_status context_place(tern_context * ctx, context_placer * pl) {
         ctx->pool = p->pool;
     }
 
-    // KV cache: cells and layer buffers.
+    // KV cache: cells and storage tables, then the rows of every layer (the
+    // host holds them all: zeroed, so that cells never written hold finite
+    // values; they are masked, but 0 * NaN is NaN).
+    kv_cache * kv = &ctx->kv;
     if (pl->measure) {
-        kv_cache * kv = &ctx->kv;
         memset(kv, 0, sizeof(*kv));
         kv->n_cells = p->n_ctx;
         kv->n_layer = h->n_layer;
@@ -115,62 +134,80 @@ tern_status context_place(tern_context * ctx, context_placer * pl) {
         kv->n_embd_v = hparams_n_embd_v_gqa(h);
         kv->type_k = p->type_k;
         kv->type_v = p->type_v;
-        kv->k = (void **) arena_calloc(pl->arena, sizeof(void *) * h->n_layer, TERN_MEM_KV);
-        kv->v = (void **) arena_calloc(pl->arena, sizeof(void *) * h->n_layer, TERN_MEM_KV);
+        kv->k = (tern_storage *) arena_calloc(pl->arena, sizeof(tern_storage) * h->n_layer, TERN_MEM_KV);
+        kv->v = (tern_storage *) arena_calloc(pl->arena, sizeof(tern_storage) * h->n_layer, TERN_MEM_KV);
         if (!kv->k || !kv->v) return TERN_ERR_NO_MEMORY;
-        for (uint32_t il = 0; il < h->n_layer; il++) kv->k[il] = kv->v[il] = (void *) pl->arena;  // placeholders
-        pl->counted += kv_cache_mem_size(p->n_ctx, h->n_layer, kv->n_embd_k, kv->n_embd_v, p->type_k, p->type_v) -
-                       2 * arena_padded(sizeof(void *) * h->n_layer);
+        pl->counted += kv_cache_mem_size(p->n_ctx, h->n_layer) - 2 * arena_padded(sizeof(tern_storage) * h->n_layer);
     } else {
-        TERN_TRY(kv_cache_init(&ctx->kv, pl->arena, p->n_ctx, h->n_layer, hparams_n_embd_k_gqa(h),
-                               hparams_n_embd_v_gqa(h), p->type_k, p->type_v));
+        TERN_TRY(kv_cache_init(kv, pl->arena, p->n_ctx, h->n_layer, hparams_n_embd_k_gqa(h), hparams_n_embd_v_gqa(h),
+                               p->type_k, p->type_v));
+    }
+    const size_t k_layer = kv_cache_k_layer_bytes(kv), v_layer = kv_cache_v_layer_bytes(kv);
+    const size_t kv_bytes = (size_t) h->n_layer * (k_layer + v_layer);
+    void * kv_rows = pl->take(kv_bytes, TERN_MEM_KV, true);
+    if (!kv_rows) return TERN_ERR_NO_MEMORY;
+    ctx->kv_host = tern_host_buffer(pl->measure ? NULL : kv_rows, kv_bytes, TERN_BUFFER_KV);
+    for (uint32_t il = 0; il < h->n_layer; il++) {
+        kv->k[il] = { &ctx->kv_host, (size_t) il * (k_layer + v_layer) };
+        kv->v[il] = { &ctx->kv_host, (size_t) il * (k_layer + v_layer) + k_layer };
     }
 
-    // Graph tables, then the worst-case graph and its plan.
-    if (!tern_graph_builder_init(&ctx->gb, pl->arena, forward_tensor_capacity(m), TERN_MEM_GRAPH) ||
-        !tern_graph_init(&ctx->graph, pl->arena, forward_node_capacity(m), TERN_MEM_GRAPH)) {
+    // Graph tables, then each graph kind's worst case and its plan.
+    const bool counting = pl->n_tensors == 0;
+    const int32_t cap_tensors = counting ? forward_tensor_bound(h->n_layer) : pl->n_tensors;
+    const int32_t cap_nodes = counting ? cap_tensors : pl->n_nodes;
+    if (!tern_graph_builder_init(&ctx->gb, pl->arena, cap_tensors, TERN_MEM_GRAPH) ||
+        !tern_graph_init(&ctx->graph, pl->arena, cap_nodes, TERN_MEM_GRAPH)) {
         return TERN_ERR_NO_MEMORY;
     }
-    forward_shape worst = { p->n_batch, p->n_ctx, p->n_batch };
-    TERN_TRY(forward_build(m, &ctx->kv, worst, &ctx->gb, &ctx->graph, &ctx->io));
+    ctx->exec.pool = ctx->pool;
+    ctx->exec.regions[EXEC_REGION_HOST] = &ctx->act_host;
+    ctx->exec.n_regions = 1;
     pl->counted_at_plan = pl->counted;
-    TERN_TRY(tern_graph_plan_make(&ctx->graph, &ctx->gb, p->n_threads, pl->arena, &ctx->plan));
-    // The K-shift graph (every cell moved) gets its own plan over the same buffer.
-    TERN_TRY(forward_build_shift(m, &ctx->kv, p->n_ctx, &ctx->gb, &ctx->graph, &ctx->shift_io));
-    TERN_TRY(tern_graph_plan_make(&ctx->graph, &ctx->gb, p->n_threads, pl->arena, &ctx->plan_shift));
-    ctx->built.n_tokens = 0;  // no graph with data yet
+    const context_graph_kind kinds[3] = { GRAPH_FORWARD, GRAPH_SHIFT, GRAPH_DEFRAG };
+    exec_plan * plans[3] = { &ctx->plan, &ctx->plan_shift, &ctx->plan_defrag };
+    int32_t most_tensors = 0, most_nodes = 0;
+    size_t act = 0, work = 0;
+    for (int i = 0; i < 3; i++) {
+        TERN_TRY(build_worst(ctx, kinds[i]));
+        TERN_TRY(exec_plan_make(&ctx->exec, &ctx->graph, &ctx->gb, p->n_threads, pl->arena, plans[i]));
+        if (ctx->gb.n_tensors > most_tensors) most_tensors = ctx->gb.n_tensors;
+        if (ctx->graph.n_nodes > most_nodes) most_nodes = ctx->graph.n_nodes;
+        if (plans[i]->mem.region_bytes[EXEC_REGION_HOST] > act) act = plans[i]->mem.region_bytes[EXEC_REGION_HOST];
+        if (plans[i]->cpu_work > work) work = plans[i]->cpu_work;
+    }
+    if (counting) {
+        pl->n_tensors = most_tensors;
+        pl->n_nodes = most_nodes;
+    }
+    ctx->built_kind = GRAPH_NONE;  // no graph with data yet
 
-    const size_t act = ctx->plan.activation_bytes > ctx->plan_shift.activation_bytes
-                           ? ctx->plan.activation_bytes : ctx->plan_shift.activation_bytes;
     ctx->activations = pl->take(act, TERN_MEM_ACTIVATIONS);
     ctx->activation_bytes = act;
-    ctx->work_size = ctx->plan.work_bytes > ctx->plan_shift.work_bytes ? ctx->plan.work_bytes : ctx->plan_shift.work_bytes;
-    ctx->work = ctx->work_size ? pl->take(ctx->work_size, TERN_MEM_WORK) : NULL;
+    ctx->act_host = tern_host_buffer(pl->measure ? NULL : ctx->activations, act, TERN_BUFFER_ACTIVATIONS);
+    ctx->exec.work_size = work;
+    ctx->exec.work = work ? pl->take(work, TERN_MEM_WORK) : NULL;
     ctx->logits_rows = p->logits_all ? p->n_ctx : p->n_batch;
     ctx->logits = (float *) pl->take(sizeof(float) * ctx->logits_rows * h->n_vocab, TERN_MEM_LOGITS);
     ctx->output_row = (int32_t *) pl->take(sizeof(int32_t) * p->n_ctx, TERN_MEM_OTHER);
     ctx->changed_cells = (int32_t *) pl->take(sizeof(int32_t) * p->n_ctx, TERN_MEM_OTHER);
+    ctx->move_src = (int32_t *) pl->take(sizeof(int32_t) * p->n_ctx, TERN_MEM_OTHER);
+    ctx->move_dst = (int32_t *) pl->take(sizeof(int32_t) * p->n_ctx, TERN_MEM_OTHER);
     ctx->slots = (int32_t *) pl->take(sizeof(int32_t) * p->n_batch, TERN_MEM_OTHER);
     ctx->seq_masks = (uint64_t *) pl->take(sizeof(uint64_t) * p->n_batch, TERN_MEM_OTHER);
     ctx->positions = (tern_pos *) pl->take(sizeof(tern_pos) * p->n_batch, TERN_MEM_OTHER);
-    if (!ctx->activations || !ctx->logits || !ctx->output_row || !ctx->changed_cells || !ctx->slots ||
-        !ctx->seq_masks || !ctx->positions) {
+    if (!ctx->activations || !ctx->logits || !ctx->output_row || !ctx->changed_cells || !ctx->move_src ||
+        !ctx->move_dst || !ctx->slots || !ctx->seq_masks || !ctx->positions) {
         return TERN_ERR_NO_MEMORY;
     }
     return TERN_OK;
 }
 
-} // namespace
-
-size_t context_sizing_scratch_size(uint32_t n_layer) {
-    const int32_t cap = forward_tensor_capacity_n(n_layer);
-    return tern_graph_builder_size(cap) + tern_graph_size(cap) + 2 * tern_graph_plan_table_size(cap) +
-           tern_graph_plan_temp_size(cap) + 4 * arena_padded(sizeof(void *) * n_layer) + (1u << 16);
-}
-
-extern "C" size_t tern_context_mem_size(const tern_model * model, const tern_context_params * params) {
-    tern_context_params p;
-    if (context_resolve_params(model, params, &p) != TERN_OK) return 0;
+// Measure a context in the model's sizing scratch: a first pass with the
+// bound counts the graphs' tensors and nodes (*n_tensors, *n_nodes), a second
+// with those exact capacities measures what creation takes. Returns the
+// arena bytes, 0 on error.
+size_t context_measure(const tern_model * model, const tern_context_params * p, int32_t * n_tensors, int32_t * n_nodes) {
     // The small tables planning needs go in the scratch the model reserved
     // (one sizing at a time per model: concurrent callers wait their turn);
     // their exact bytes are counted from the scratch arena's head.
@@ -180,20 +217,47 @@ extern "C" size_t tern_context_mem_size(const tern_model * model, const tern_con
         return 0;
     }
     while (__atomic_exchange_n(&m->sizing_busy, 1, __ATOMIC_ACQUIRE)) port_thread_yield();
-    tern_arena arena;
-    arena_init(&arena, m->sizing_scratch, m->sizing_scratch_size);
-    tern_context ctx{};
-    ctx.model = model;
-    ctx.params = p;
-    context_placer pl = { &arena, true, 0, 0 };
-    tern_status st = context_place(&ctx, &pl);
-    if (st != TERN_OK) tern_error_prefix("sizing the context: ");
-    // The most the arena ever holds: at the end, or while planning, when the
-    // planner's temp scratch sits at the tail before the large buffers exist.
-    size_t peak = arena.head + pl.counted;
-    if (arena.high_water + pl.counted_at_plan > peak) peak = arena.high_water + pl.counted_at_plan;
+    size_t size = 0;
+    context_placer pl = { NULL, true, 0, 0, 0, 0 };
+    for (int pass = 0; pass < 2; pass++) {
+        tern_arena arena;
+        arena_init(&arena, m->sizing_scratch, m->sizing_scratch_size);
+        tern_context ctx{};
+        ctx.model = model;
+        ctx.params = *p;
+        pl.arena = &arena;
+        pl.counted = pl.counted_at_plan = 0;
+        tern_status st = context_place(&ctx, &pl);
+        if (st != TERN_OK) {
+            tern_error_prefix("sizing the context: ");
+            size = 0;
+            break;
+        }
+        // The most the arena ever holds: at the end, or while planning, when the
+        // planner's temp scratch sits at the tail before the large buffers exist.
+        size_t peak = arena.head + pl.counted;
+        if (arena.high_water + pl.counted_at_plan > peak) peak = arena.high_water + pl.counted_at_plan;
+        size = arena_buffer_size(arena_padded(sizeof(tern_context)) + peak);
+    }
     __atomic_store_n(&m->sizing_busy, 0, __ATOMIC_RELEASE);
-    return st == TERN_OK ? arena_buffer_size(arena_padded(sizeof(tern_context)) + peak) : 0;
+    *n_tensors = pl.n_tensors;
+    *n_nodes = pl.n_nodes;
+    return size;
+}
+
+} // namespace
+
+size_t context_sizing_scratch_size(uint32_t n_layer) {
+    const int32_t cap = forward_tensor_bound(n_layer);
+    return tern_graph_builder_size(cap) + tern_graph_size(cap) + 3 * tern_graph_plan_table_size(cap) +
+           tern_graph_plan_temp_size(cap) + 4 * arena_padded(sizeof(tern_storage) * n_layer) + (1u << 16);
+}
+
+extern "C" size_t tern_context_mem_size(const tern_model * model, const tern_context_params * params) {
+    tern_context_params p;
+    if (context_resolve_params(model, params, &p) != TERN_OK) return 0;
+    int32_t n_tensors = 0, n_nodes = 0;
+    return context_measure(model, &p, &n_tensors, &n_nodes);
 }
 
 extern "C" tern_status tern_context_create(const tern_model * model, const tern_context_params * params,
@@ -206,9 +270,11 @@ extern "C" tern_status tern_context_create(const tern_model * model, const tern_
     void * owned = NULL;
     void * buffer = p.arena;
     size_t size = p.arena_size;
+    int32_t n_tensors = 0, n_nodes = 0;
+    const size_t need = context_measure(model, &p, &n_tensors, &n_nodes);
+    if (need == 0) return TERN_ERR_NO_MEMORY;  // context_measure recorded why
     if (!buffer) {
-        size = tern_context_mem_size(model, &p);
-        if (size == 0) return TERN_ERR_NO_MEMORY;  // tern_context_mem_size recorded why
+        size = need;
         owned = port_alloc(size);
         if (!owned) return tern_fail(TERN_ERR_NO_MEMORY, "cannot allocate %zu bytes for the context", size);
         buffer = owned;
@@ -229,7 +295,7 @@ extern "C" tern_status tern_context_create(const tern_model * model, const tern_
     ctx->model = model;
     ctx->params = p;
     ctx->owned_buffer = owned;
-    context_placer pl = { &arena, false, 0, 0 };
+    context_placer pl = { &arena, false, 0, 0, n_tensors, n_nodes };
     tern_status st = context_place(ctx, &pl);
     ctx->arena = arena;  // after placing: the struct keeps the final head for the audit
     // The contract is the exact size, whatever the buffer's alignment: a caller
@@ -239,7 +305,7 @@ extern "C" tern_status tern_context_create(const tern_model * model, const tern_
     if (st != TERN_OK) {
         if (st == TERN_ERR_NO_MEMORY) {
             tern_fail(TERN_ERR_NO_MEMORY, "context arena of %zu bytes is too small (tern_context_mem_size: %zu)",
-                      size, tern_context_mem_size(model, &p));
+                      size, need);
         }
         tern_context_free(ctx);
         return st;

@@ -1,7 +1,6 @@
 // tern_decode: a batch -> KV cells -> graph (reused per shape) -> logits.
 #include "context/context.h"
 #include "core/status.h"
-#include "cpu/compute.h"
 #include "port.h"
 
 #include <inttypes.h>
@@ -167,20 +166,24 @@ tern_status decode_ubatch(tern_context * ctx, const tern_batch * b, int32_t i0, 
     // shape needs it); it is not stored.
     const uint32_t n_graph_outputs = n_outputs ? n_outputs : 1;
 
-    forward_shape shape = { n, kv_cache_n_kv(&ctx->kv), n_graph_outputs };
-    if (shape.n_tokens != ctx->built.n_tokens || shape.n_kv != ctx->built.n_kv ||
-        shape.n_outputs != ctx->built.n_outputs) {
-        ctx->built.n_tokens = 0;
+    // The graph depends on the batch's shape only (it spans every cell of the
+    // cache): rebuilt when that changes, or after another kind ran.
+    forward_shape shape = { n, n_graph_outputs };
+    if (ctx->built_kind != GRAPH_FORWARD || shape.n_tokens != ctx->built.n_tokens || shape.n_outputs != ctx->built.n_outputs) {
+        ctx->built_kind = GRAPH_NONE;
         TERN_TRY(forward_build(m, &ctx->kv, shape, &ctx->gb, &ctx->graph, &ctx->io));
-        TERN_TRY(tern_graph_plan_apply(&ctx->plan, &ctx->gb, ctx->activations));
+        TERN_TRY(exec_bind(&ctx->exec, &ctx->plan, &ctx->gb, &ctx->graph));
         ctx->built = shape;
+        ctx->built_kind = GRAPH_FORWARD;
     }
 
-    // Inputs.
+    // Inputs. The mask is filled over the cells up to the highest used one
+    // (padded), the bounds tell each token where to stop.
     fill_i32(ctx->io.tokens, b->token + i0, n);
     fill_i32(ctx->io.pos, ctx->positions, n);
     fill_i32(ctx->io.slots, ctx->slots, n);
-    kv_cache_fill_mask(&ctx->kv, shape.n_kv, n, ctx->positions, ctx->seq_masks, m->hp.n_swa, (float *) ctx->io.mask->data);
+    kv_cache_fill_mask(&ctx->kv, kv_cache_n_kv(&ctx->kv), ctx->kv.n_cells, n, ctx->positions, ctx->seq_masks, m->hp.n_swa,
+                       (float *) ctx->io.mask->data, (int32_t *) ctx->io.bounds->data);
     int32_t * ids = (int32_t *) ctx->io.out_ids->data;
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -188,8 +191,7 @@ tern_status decode_ubatch(tern_context * ctx, const tern_batch * b, int32_t i0, 
     }
     if (k == 0) ids[0] = (int32_t) n - 1;
 
-    TERN_TRY(tern_graph_compute(&ctx->graph, ctx->pool, ctx->work, ctx->work_size, ctx->params.abort_callback,
-                                ctx->params.abort_callback_data));
+    TERN_TRY(exec_run(&ctx->exec, &ctx->plan, &ctx->graph, ctx->params.abort_callback, ctx->params.abort_callback_data));
 
     // Logits rows of this ubatch -> the context's logits, in batch order. (The
     // out_ids input is not read back: the planner reuses input bytes once
@@ -259,7 +261,7 @@ tern_status decode_batch(tern_context * ctx, tern_batch batch) {
     // then compaction when the cache is fragmented past the threshold.
     TERN_TRY(context_kv_update(ctx));
     if (ctx->params.defrag_thold > 0.0f && kv_cache_fragmentation(&ctx->kv) > ctx->params.defrag_thold) {
-        kv_cache_defrag(&ctx->kv);
+        TERN_TRY(context_kv_defrag(ctx));
     }
     const uint32_t n_tokens = (uint32_t) batch.n_tokens;
     kv_cache * kv = &ctx->kv;

@@ -11,6 +11,10 @@ namespace tern {
 
 static bool computes(const tern_tensor * node) { return node->op != TERN_OP_NONE && node->op != TERN_OP_VIEW; }
 
+bool tern_node_computes(const tern_tensor * node) { return computes(node); }
+
+size_t tern_node_work_size(const tern_tensor * node, int32_t n_threads) { return tern_op_work_size(node, n_threads); }
+
 size_t tern_op_work_size(const tern_tensor * node, int32_t n_threads) {
     switch (node->op) {
         case TERN_OP_MUL_MAT: return tern_op_mul_mat_work_size(node, n_threads);
@@ -43,6 +47,7 @@ static void compute_node(const tern_op_ctx * c, tern_tensor * node) {
         case TERN_OP_ATTN: tern_op_attn(c, node); break;
         case TERN_OP_SWIGLU: tern_op_swiglu(c, node); break;
         case TERN_OP_ARGMAX: tern_op_argmax(c, node); break;
+        case TERN_OP_COPY_ROWS: tern_op_copy_rows(c, node); break;
         default: break;
     }
 }
@@ -53,7 +58,8 @@ struct graph_job {
     tern_threadpool *   pool;
     void *              work;
     size_t              work_size;
-    int32_t             last_node;   // index of the last node that computes
+    int32_t             first_node;  // index of the first node of the range
+    int32_t             last_node;   // index of the last node of the range that computes
     tern_abort_callback abort_cb;
     void *              abort_data;
     // Node after which the graph stops: set by worker 0 before that node's barrier, read by all
@@ -74,7 +80,7 @@ static void run_graph(int32_t ith, int32_t nth, void * arg) {
     graph_job * job = (graph_job *) arg;
     tern_op_ctx ctx = { ith, nth, job->work, job->work_size, job->pool, nullptr };
     int32_t seq = 0;  // computing nodes so far: the same count in every worker
-    for (int32_t i = 0; i <= job->last_node; i++) {
+    for (int32_t i = job->first_node; i <= job->last_node; i++) {
         tern_tensor * node = job->g->nodes[i];
         if (!computes(node)) continue;
         ctx.claims = job->claims + (seq & 1) * nth;
@@ -89,8 +95,8 @@ static void run_graph(int32_t ith, int32_t nth, void * arg) {
     }
 }
 
-static tern_status check_data(const tern_graph * g) {
-    for (int32_t i = 0; i < g->n_nodes; i++) {
+static tern_status check_data(const tern_graph * g, int32_t i0, int32_t i1) {
+    for (int32_t i = i0; i < i1; i++) {
         const tern_tensor * node = g->nodes[i];
         if (!computes(node)) continue;
         if (!node->data) return tern_fail(TERN_ERR_INTERNAL, "compute: node %" PRId32 " '%s' has no memory (graph not planned)", i, node->name);
@@ -107,12 +113,22 @@ static tern_status check_data(const tern_graph * g) {
 tern_status tern_graph_compute(const tern_graph * g, tern_threadpool * pool, void * work, size_t work_size,
                                tern_abort_callback abort_cb, void * abort_data) {
     if (!g) return tern_fail(TERN_ERR_INVALID_ARG, "compute: NULL graph");
+    return tern_graph_compute_range(g, 0, g->n_nodes, pool, work, work_size, abort_cb, abort_data);
+}
+
+tern_status tern_graph_compute_range(const tern_graph * g, int32_t i0, int32_t i1, tern_threadpool * pool, void * work,
+                                     size_t work_size, tern_abort_callback abort_cb, void * abort_data) {
+    if (!g || i0 < 0 || i1 > g->n_nodes) return tern_fail(TERN_ERR_INVALID_ARG, "compute: NULL graph or a bad node range");
     const int32_t nth = tern_threadpool_n_threads(pool);
-    const size_t need = tern_graph_work_size(g, nth);
+    size_t need = 0;
+    for (int32_t i = i0; i < i1; i++) {
+        const size_t w = tern_op_work_size(g->nodes[i], nth);
+        if (w > need) need = w;
+    }
     if (work_size < need || (need > 0 && !work)) {
         return tern_fail(TERN_ERR_NO_MEMORY, "compute: work buffer of %zu bytes, graph needs %zu for %" PRId32 " threads", work_size, need, nth);
     }
-    TERN_TRY(check_data(g));
+    TERN_TRY(check_data(g, i0, i1));
     if (abort_cb && abort_cb(abort_data)) return tern_fail(TERN_ERR_ABORTED, "compute: aborted by the callback");
 
     graph_job job;
@@ -120,8 +136,9 @@ tern_status tern_graph_compute(const tern_graph * g, tern_threadpool * pool, voi
     job.pool = pool;
     job.work = work;
     job.work_size = work_size;
+    job.first_node = i0;
     job.last_node = -1;
-    for (int32_t i = 0; i < g->n_nodes; i++) if (computes(g->nodes[i])) job.last_node = i;
+    for (int32_t i = i0; i < i1; i++) if (computes(g->nodes[i])) job.last_node = i;
     job.abort_cb = abort_cb;
     job.abort_data = abort_data;
     job.abort_after.store(-1);
@@ -131,6 +148,14 @@ tern_status tern_graph_compute(const tern_graph * g, tern_threadpool * pool, voi
     tern_threadpool_run(pool, run_graph, &job);
     if (job.abort_after.load() >= 0) return tern_fail(TERN_ERR_ABORTED, "compute: aborted by the callback");
     return TERN_OK;
+}
+
+void tern_node_compute(tern_tensor * node, void * work, size_t work_size) {
+    tern_claim_counter claims[2];
+    claims[0].next.store(0, std::memory_order_relaxed);
+    claims[1].next.store(0, std::memory_order_relaxed);
+    tern_op_ctx ctx = { 0, 1, work, work_size, nullptr, claims };
+    compute_node(&ctx, node);
 }
 
 }  // namespace tern

@@ -41,6 +41,12 @@
 
 namespace tern {
 
+// The CPU's weight layout (tern_tensor.layout, graph.h): rows interleaved in
+// groups of repack_rows[type] by the kernel set in use (model/repack.h).
+// Only the CPU writes and reads it; devices get weights in the file layout.
+enum { CPU_LAYOUT_INTERLEAVED = 1 };
+
+
 // mul_mat tile: out[m * ldo + n] = dot(W row n, A row m) for n < nr, m < nc.
 //   w: nr weight rows of the weight type, row stride w_stride bytes;
 //   a: nc activation rows of the weight type's vec_dot_type, stride a_stride.

@@ -89,10 +89,18 @@ namespace {
 // past n_kv). The cells after it are masked (-inf, p = 0) and change no bit:
 // the kernels give a cell's dot and a query's softmax the same operations
 // whatever the count (exp_sum's vector/tail split falls on a multiple of 8).
-// Causal prompts thus skip the masked half of the dots.
-int64_t cells_to_attend(const float * mr, int64_t n_kv) {
+// Causal prompts thus skip the masked half of the dots. With a bounds input
+// the token's bound is given (the mask past it is not even read: a graph
+// made for the whole cache serves a cache filled to any depth); without one
+// the mask's trailing masked cells are skipped.
+int64_t cells_to_attend(const float * mr, int64_t n_kv, const tern_tensor * bounds, int64_t t) {
     if (!mr) return n_kv;
     int64_t n = n_kv;
+    if (bounds) {
+        int32_t b;
+        memcpy(&b, (const uint8_t *) bounds->data + t * bounds->nb[0], sizeof(b));
+        n = b < 0 ? 0 : (b < n_kv ? b : n_kv);
+    }
     while (n > 0 && mr[n - 1] == -INFINITY) n--;
     n = (n + 7) / 8 * 8;
     return n < n_kv ? n : n_kv;
@@ -174,7 +182,7 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
         const int64_t h1 = h0 + part_size < (hk + 1) * group ? h0 + part_size : (hk + 1) * group;
         const int64_t ng = h1 - h0;
         const float * mr = a.mask ? (const float *) tern_row_ptr(a.mask, t, 0, 0) : NULL;
-        a.n_kv = cells_to_attend(mr, n_kv);
+        a.n_kv = cells_to_attend(mr, n_kv, dst->src[4], t);
         float * out0 = (float *) tern_row_ptr(dst, t, 0, 0) + h0 * a.hd_v;  // [hd_v, ng]
 
         // Pass 1: scores of every head of the part; with an F16 K all of them in one kernel call.

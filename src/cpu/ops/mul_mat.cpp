@@ -15,7 +15,7 @@
 // computed: the floats of a separate ADD node, without its pass and barrier.
 // A chunk is one gemm tile call (kernel_set.h), or one vec_dot per output
 // where the set has no tile kernel for the type; weights repacked at load
-// (TERN_TENSOR_REPACKED) go through the set's gemm_repacked in whole groups,
+// (layout CPU_LAYOUT_INTERLEAVED) go through the set's gemm_repacked in whole groups,
 // the rows past the last group through the file-layout kernels. Either way each output is
 // computed by one call from its two rows alone, so the result does not
 // depend on the thread count, the chunking or the batch split.
@@ -102,7 +102,7 @@ void tern_op_mul_mat(const tern_op_ctx * c, tern_tensor * dst) {
     const tern_gemm_fn gemm = (convert || rows_uniform(x)) ? ks->gemm[w->type] : nullptr;
     const tern_vec_dot_fn vec_dot = ks->vec_dot[w->type];
     // Repacked weights: rows [0, n_grouped) in whole groups of the set's layout.
-    const bool repacked = (w->flags & TERN_TENSOR_REPACKED) && convert && ks->gemm_repacked[w->type];
+    const bool repacked = w->layout == CPU_LAYOUT_INTERLEAVED && convert && ks->gemm_repacked[w->type];
     const int64_t group = repacked ? ks->repack_rows[w->type] : 1;
     const int64_t n_grouped = repacked ? N / group * group : 0;
 

@@ -50,6 +50,7 @@ void tern_op_set_rows(const tern_op_ctx * c, tern_tensor * dst);
 void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst);
 size_t tern_op_attn_work_size(const tern_tensor * dst, int32_t n_threads);
 void tern_op_argmax(const tern_op_ctx * c, tern_tensor * dst);
+void tern_op_copy_rows(const tern_op_ctx * c, tern_tensor * dst);
 
 // Row r of t counted over dims 1..3 (r = i1 + ne1 * (i2 + ne2 * i3)).
 static inline uint8_t * tern_row_flat(const tern_tensor * t, int64_t r) {
