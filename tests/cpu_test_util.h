@@ -32,7 +32,7 @@ struct test_graph {
     // Expand the outputs, plan for n_threads and give every tensor its memory.
     tern_status plan_for(std::initializer_list<tern_tensor *> outs, int32_t n_threads) {
         for (tern_tensor * o : outs) TERN_TRY(tern_graph_expand(&g, o));
-        TERN_TRY(tern_graph_plan_make(&g, &gb, NULL, 1, &arena, &plan));
+        TERN_TRY(tern_graph_plan_make(&g, &gb, NULL, 1, NULL, &arena, &plan));
         work_bytes = tern_graph_work_size(&g, n_threads);
         act.assign(plan.region_bytes[0] + 64, 0);
         work.assign(work_bytes + 64, 0);

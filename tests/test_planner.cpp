@@ -131,7 +131,7 @@ static void test_random_dags() {
         test_graph tg;
         dag_out d = build_dag(&tg.gb, seed, 8);
         expand_all(tg, d);
-        CHECK(tern_graph_plan_make(&tg.g, &tg.gb, NULL, 1, &tg.arena, &tg.plan) == TERN_OK);
+        CHECK(tern_graph_plan_make(&tg.g, &tg.gb, NULL, 1, NULL, &tg.arena, &tg.plan) == TERN_OK);
         tg.work_bytes = tern_graph_work_size(&tg.g, 2);
         tg.act.assign(tg.plan.region_bytes[0] + 64, 0);
         tg.work.assign(tg.work_bytes + 64, 0);

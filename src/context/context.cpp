@@ -1,6 +1,7 @@
 // Context creation: everything a context will ever use, sized and placed once.
 #include "context/context.h"
 #include "core/status.h"
+#include "model/placement.h"
 #include "tensor/types.h"
 #include "port.h"
 
@@ -18,6 +19,9 @@ extern "C" tern_context_params tern_context_default_params(void) {
     p.n_threads = 4;
     p.type_k = TERN_TYPE_F16;
     p.type_v = TERN_TYPE_F16;
+    p.offload_kqv = 1;
+    p.op_offload = 1;
+    p.graph_cache = -1;
     return p;
 }
 
@@ -90,12 +94,15 @@ struct context_placer {
     }
 };
 
-// The worst case of a graph kind, built into the context's builder.
-tern_status build_worst(tern_context * ctx, context_graph_kind kind) {
+// The worst case of a graph kind, built into the context's builder (the
+// forward graph's: n_batch tokens, or below the offload threshold for the
+// small plan).
+tern_status build_worst(tern_context * ctx, context_graph_kind kind, bool small = false) {
     const tern_context_params * p = &ctx->params;
     switch (kind) {
         case GRAPH_FORWARD: {
-            forward_shape worst = { p->n_batch, p->n_batch };
+            const uint32_t n = small ? ctx->offload_threshold - 1 : p->n_batch;
+            forward_shape worst = { n, n };
             return forward_build(ctx->model, &ctx->kv, worst, &ctx->gb, &ctx->graph, &ctx->io);
         }
         case GRAPH_SHIFT: return forward_build_shift(ctx->model, &ctx->kv, p->n_ctx, &ctx->gb, &ctx->graph, &ctx->shift_io);
@@ -122,9 +129,33 @@ tern_status context_place(tern_context * ctx, context_placer * pl) {
         ctx->pool = p->pool;
     }
 
-    // KV cache: cells and storage tables, then the rows of every layer (the
-    // host holds them all: zeroed, so that cells never written hold finite
-    // values; they are masked, but 0 * NaN is NaN).
+    // The model's devices, as this context runs them.
+    ctx->exec.pool = ctx->pool;
+    ctx->exec.regions[EXEC_REGION_HOST] = &ctx->act_host;
+    ctx->exec.n_regions = 1;
+    ctx->offload_threshold = 0;
+#if TERN_WITH_HAL
+    ctx->exec.hal = NULL;
+    const model_devices * md = m->devices;
+    const bool devices = md && md->n > 0;
+    if (devices) {
+        const int32_t cap = p->graph_cache < 0 ? TERN_GRAPH_CACHE_SIZE : p->graph_cache;
+        hal::hal_context_init(&ctx->hal, const_cast<hal::hal_device *>(md->dev), md->n, md->layer_device, (int32_t) h->n_layer,
+                              p->op_offload != 0, p->capture_prefill != 0, cap);
+        ctx->exec.hal = &ctx->hal;
+        ctx->exec.n_regions = hal::REGION_DEVICE0 + md->n;
+        ctx->exec.regions[hal::REGION_STAGING] = &ctx->hal.staging;
+        for (int32_t d = 0; d < md->n; d++) ctx->exec.regions[hal::REGION_DEVICE0 + d] = &ctx->hal.act[d];
+        if (p->op_offload && ctx->hal.offload_min_batch > 1 && p->n_batch >= (uint32_t) ctx->hal.offload_min_batch) {
+            ctx->offload_threshold = (uint32_t) ctx->hal.offload_min_batch;
+        }
+    }
+#endif
+
+    // KV cache: cells and storage tables, then the rows of every layer: the
+    // host's in one block of the arena (zeroed, so that cells never written
+    // hold finite values; they are masked, but 0 * NaN is NaN), a device's in
+    // its KV buffer (offload_kqv: a layer's cache lives where its layer runs).
     kv_cache * kv = &ctx->kv;
     if (pl->measure) {
         memset(kv, 0, sizeof(*kv));
@@ -143,48 +174,119 @@ tern_status context_place(tern_context * ctx, context_placer * pl) {
                                p->type_k, p->type_v));
     }
     const size_t k_layer = kv_cache_k_layer_bytes(kv), v_layer = kv_cache_v_layer_bytes(kv);
-    const size_t kv_bytes = (size_t) h->n_layer * (k_layer + v_layer);
+    size_t host_layers = h->n_layer;
+#if TERN_WITH_HAL
+    ctx->kv_device = (int8_t *) arena_alloc(pl->arena, h->n_layer + 1, TERN_MEM_KV);
+    if (!ctx->kv_device) return TERN_ERR_NO_MEMORY;
+    host_layers = 0;
+    for (uint32_t il = 0; il < h->n_layer; il++) {
+        ctx->kv_device[il] = devices && p->offload_kqv ? md->layer_device[il] : (int8_t) -1;
+        if (ctx->kv_device[il] < 0) host_layers++;
+    }
+#endif
+    const size_t kv_bytes = host_layers * (k_layer + v_layer);
     void * kv_rows = pl->take(kv_bytes, TERN_MEM_KV, true);
     if (!kv_rows) return TERN_ERR_NO_MEMORY;
     ctx->kv_host = tern_host_buffer(pl->measure ? NULL : kv_rows, kv_bytes, TERN_BUFFER_KV);
+    size_t host_at = 0;
     for (uint32_t il = 0; il < h->n_layer; il++) {
-        kv->k[il] = { &ctx->kv_host, (size_t) il * (k_layer + v_layer) };
-        kv->v[il] = { &ctx->kv_host, (size_t) il * (k_layer + v_layer) + k_layer };
+#if TERN_WITH_HAL
+        const int8_t d = ctx->kv_device[il];
+        if (d >= 0) {
+            const uint64_t align = md->dev[d].caps.alignment;
+            uint64_t at = (ctx->dev_kv_bytes[d] + align - 1) / align * align;
+            kv->k[il] = { &ctx->hal.kv[d], (size_t) at };
+            at = (at + k_layer + align - 1) / align * align;
+            kv->v[il] = { &ctx->hal.kv[d], (size_t) at };
+            ctx->dev_kv_bytes[d] = at + v_layer;
+            continue;
+        }
+#endif
+        kv->k[il] = { &ctx->kv_host, host_at };
+        kv->v[il] = { &ctx->kv_host, host_at + k_layer };
+        host_at += k_layer + v_layer;
     }
+#if TERN_WITH_HAL
+    for (int32_t d = 0; devices && d < md->n; d++) {
+        ctx->hal.kv[d].size = (size_t) ctx->dev_kv_bytes[d];
+        ctx->hal.kv[d].device = d;
+        ctx->hal.kv[d].usage = TERN_BUFFER_KV;
+    }
+#endif
 
     // Graph tables, then each graph kind's worst case and its plan.
     const bool counting = pl->n_tensors == 0;
-    const int32_t cap_tensors = counting ? forward_tensor_bound(h->n_layer) : pl->n_tensors;
-    const int32_t cap_nodes = counting ? cap_tensors : pl->n_nodes;
+    // Counting: the bound, twice over with devices (the scheduler's copies are tensors too).
+    int32_t bound = forward_tensor_bound(h->n_layer);
+#if TERN_WITH_HAL
+    if (devices) bound *= 2;
+#endif
+    const int32_t cap_tensors = counting ? bound : pl->n_tensors;
+    const int32_t cap_nodes = counting ? bound : pl->n_nodes;
     if (!tern_graph_builder_init(&ctx->gb, pl->arena, cap_tensors, TERN_MEM_GRAPH) ||
         !tern_graph_init(&ctx->graph, pl->arena, cap_nodes, TERN_MEM_GRAPH)) {
         return TERN_ERR_NO_MEMORY;
     }
-    ctx->exec.pool = ctx->pool;
-    ctx->exec.regions[EXEC_REGION_HOST] = &ctx->act_host;
-    ctx->exec.n_regions = 1;
     pl->counted_at_plan = pl->counted;
-    const context_graph_kind kinds[3] = { GRAPH_FORWARD, GRAPH_SHIFT, GRAPH_DEFRAG };
-    exec_plan * plans[3] = { &ctx->plan, &ctx->plan_shift, &ctx->plan_defrag };
+    struct { context_graph_kind kind; bool small; exec_plan * plan; exec_plan_kind how; } plans[4];
+    int n_plans = 0;
+    plans[n_plans++] = { GRAPH_FORWARD, false, &ctx->plan, { ctx->offload_threshold > 0, true } };
+    if (ctx->offload_threshold > 0) plans[n_plans++] = { GRAPH_FORWARD, true, &ctx->plan_small, { false, true } };
+    plans[n_plans++] = { GRAPH_SHIFT, false, &ctx->plan_shift, { false, false } };
+    plans[n_plans++] = { GRAPH_DEFRAG, false, &ctx->plan_defrag, { false, false } };
     int32_t most_tensors = 0, most_nodes = 0;
-    size_t act = 0, work = 0;
-    for (int i = 0; i < 3; i++) {
-        TERN_TRY(build_worst(ctx, kinds[i]));
-        TERN_TRY(exec_plan_make(&ctx->exec, &ctx->graph, &ctx->gb, p->n_threads, pl->arena, plans[i]));
+    size_t region[TERN_PLAN_MAX_REGIONS] = {0};
+    size_t work = 0;
+    for (int i = 0; i < n_plans; i++) {
+        TERN_TRY(build_worst(ctx, plans[i].kind, plans[i].small));
+        TERN_TRY(exec_plan_make(&ctx->exec, &ctx->graph, &ctx->gb, p->n_threads, plans[i].how, pl->arena, plans[i].plan));
+        if (i == 0 && ctx->offload_threshold > 0 && !exec_plan_offloads(plans[0].plan)) {
+            // Nothing to offload after all (every matmul's weight is on a device
+            // already): one forward plan serves every batch.
+            ctx->offload_threshold = 0;
+            for (int k = 1; k + 1 < n_plans; k++) plans[k] = plans[k + 1];
+            n_plans--;
+        }
         if (ctx->gb.n_tensors > most_tensors) most_tensors = ctx->gb.n_tensors;
         if (ctx->graph.n_nodes > most_nodes) most_nodes = ctx->graph.n_nodes;
-        if (plans[i]->mem.region_bytes[EXEC_REGION_HOST] > act) act = plans[i]->mem.region_bytes[EXEC_REGION_HOST];
-        if (plans[i]->cpu_work > work) work = plans[i]->cpu_work;
+        for (int32_t r = 0; r < ctx->exec.n_regions; r++) {
+            if (plans[i].plan->mem.region_bytes[r] > region[r]) region[r] = plans[i].plan->mem.region_bytes[r];
+        }
+        if (plans[i].plan->cpu_work > work) work = plans[i].plan->cpu_work;
+    }
+    // What the plans keep beside their tables (capture records), after them.
+    for (int i = 0; i < n_plans; i++) {
+        if (pl->measure) pl->counted += exec_plan_extra_size(plans[i].plan);
+        else TERN_TRY(exec_plan_extra_alloc(plans[i].plan, pl->arena));
     }
     if (counting) {
         pl->n_tensors = most_tensors;
         pl->n_nodes = most_nodes;
     }
     ctx->built_kind = GRAPH_NONE;  // no graph with data yet
+    ctx->built_plan = NULL;
 
+    const size_t act = region[EXEC_REGION_HOST];
     ctx->activations = pl->take(act, TERN_MEM_ACTIVATIONS);
     ctx->activation_bytes = act;
     ctx->act_host = tern_host_buffer(pl->measure ? NULL : ctx->activations, act, TERN_BUFFER_ACTIVATIONS);
+#if TERN_WITH_HAL
+    if (devices) {
+        ctx->staging_bytes = region[hal::REGION_STAGING];
+        ctx->hal.staging.size = (size_t) ctx->staging_bytes;
+        ctx->hal.staging.device = TERN_DEVICE_HOST;  // host-visible: the host and the devices' copies both reach it
+        ctx->hal.staging.usage = TERN_BUFFER_STAGING;
+        for (int32_t d = 0; d < md->n; d++) {
+            ctx->dev_act_bytes[d] = region[hal::REGION_DEVICE0 + d];
+            ctx->hal.act[d].size = (size_t) ctx->dev_act_bytes[d];
+            ctx->hal.act[d].device = d;
+            ctx->hal.act[d].usage = TERN_BUFFER_ACTIVATIONS;
+        }
+        const size_t reserved = hal::hal_context_reserve(&ctx->hal, pl->arena, ctx->staging_bytes, pl->measure);
+        if (reserved == (size_t) -1) return TERN_ERR_NO_MEMORY;
+        if (pl->measure) pl->counted += reserved;
+    }
+#endif
     ctx->exec.work_size = work;
     ctx->exec.work = work ? pl->take(work, TERN_MEM_WORK) : NULL;
     ctx->logits_rows = p->logits_all ? p->n_ctx : p->n_batch;
@@ -247,10 +349,22 @@ size_t context_measure(const tern_model * model, const tern_context_params * p, 
 
 } // namespace
 
-size_t context_sizing_scratch_size(uint32_t n_layer) {
+size_t context_sizing_scratch_size(uint32_t n_layer, bool devices) {
     const int32_t cap = forward_tensor_bound(n_layer);
-    return tern_graph_builder_size(cap) + tern_graph_size(cap) + 3 * tern_graph_plan_table_size(cap) +
-           tern_graph_plan_temp_size(cap) + 4 * arena_padded(sizeof(tern_storage) * n_layer) + (1u << 16);
+    size_t bytes = tern_graph_builder_size(cap) + tern_graph_size(cap) + 3 * tern_graph_plan_table_size(cap) +
+                   tern_graph_plan_temp_size(cap) + 4 * arena_padded(sizeof(tern_storage) * n_layer) + (1u << 16);
+#if TERN_WITH_HAL
+    if (!devices) return bytes;
+    // Devices: the builder holds the scheduler's copies too (twice the bound),
+    // four plans (a small forward one), the scheduler's tables and the layers' KV placement.
+    const int32_t cap2 = 2 * cap;
+    bytes += tern_graph_builder_size(cap2) - tern_graph_builder_size(cap) + tern_graph_size(cap2) - tern_graph_size(cap) +
+             4 * tern_graph_plan_table_size(cap2) - 3 * tern_graph_plan_table_size(cap) + tern_graph_plan_temp_size(cap2) +
+             4 * hal::sched_plan_bound(cap2) + arena_padded(n_layer + 1);
+#else
+    (void) devices;
+#endif
+    return bytes;
 }
 
 extern "C" size_t tern_context_mem_size(const tern_model * model, const tern_context_params * params) {
@@ -311,12 +425,35 @@ extern "C" tern_status tern_context_create(const tern_model * model, const tern_
         return st;
     }
     for (uint32_t i = 0; i < p.n_ctx; i++) ctx->output_row[i] = -1;
+#if TERN_WITH_HAL
+    if (ctx->exec.hal) {
+        // Device memory, each buffer once; then every device node of every
+        // plan's worst case goes to its device's prepare.
+        st = hal::hal_context_alloc(&ctx->hal, ctx->dev_kv_bytes, ctx->dev_act_bytes, ctx->staging_bytes);
+        const exec_plan * plans[4] = { &ctx->plan, ctx->offload_threshold ? &ctx->plan_small : NULL, &ctx->plan_shift, &ctx->plan_defrag };
+        const context_graph_kind kinds[4] = { GRAPH_FORWARD, GRAPH_FORWARD, GRAPH_SHIFT, GRAPH_DEFRAG };
+        for (int i = 0; i < 4 && st == TERN_OK; i++) {
+            if (!plans[i]) continue;
+            st = build_worst(ctx, kinds[i], i == 1);
+            if (st == TERN_OK) st = exec_bind(&ctx->exec, plans[i], &ctx->gb, &ctx->graph);
+            if (st == TERN_OK) st = exec_prepare(&ctx->exec, plans[i], &ctx->graph);
+        }
+        ctx->built_kind = GRAPH_NONE;
+        if (st != TERN_OK) {
+            tern_context_free(ctx);
+            return st;
+        }
+    }
+#endif
     *out_ctx = ctx;
     return TERN_OK;
 }
 
 extern "C" void tern_context_free(tern_context * ctx) {
     if (!ctx) return;
+#if TERN_WITH_HAL
+    if (ctx->exec.hal) hal::hal_context_free(ctx->exec.hal);
+#endif
     if (ctx->own_pool && ctx->pool) tern_threadpool_free(ctx->pool);
     void * owned = ctx->owned_buffer;
     port_free(owned);  // the context itself lives in this buffer (or the caller's)

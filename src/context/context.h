@@ -58,6 +58,9 @@ struct tern_context {
     forward_io          io;
     forward_shape       built;          // shape of the forward graph now in gb
     exec_plan           plan;           // the forward graph's (worst case: n_batch tokens)
+    exec_plan           plan_small;     // with devices that offload large matmuls: batches below
+    uint32_t            offload_threshold;  // this many tokens (0: one forward plan serves all)
+    const exec_plan *   built_plan;     // the plan the forward graph in gb is bound with
     exec_plan           plan_shift;     // the K-shift graph's (worst case: every cell)
     exec_plan           plan_defrag;    // the defrag graph's (worst case: every cell)
     forward_shift_io    shift_io;
@@ -86,6 +89,17 @@ struct tern_context {
     int32_t *           changed_cells;  // [n_ctx] cells taken by the decode in progress (rolled back on abort)
     int32_t *           move_src;       // [n_ctx] defrag: cells moved from
     int32_t *           move_dst;       // [n_ctx] defrag: cells moved to
+    uint64_t            graphs_built;   // perf: graphs (re)built
+
+#if TERN_WITH_HAL
+    // The model's devices (none: hal.n_dev == 0 and exec.hal NULL), the
+    // device memory this context takes, sized by the plans.
+    hal::hal_context    hal;
+    uint64_t            dev_kv_bytes[TERN_MAX_DEVICES];
+    uint64_t            dev_act_bytes[TERN_MAX_DEVICES];
+    uint64_t            staging_bytes;
+    int8_t *            kv_device;      // [n_layer] where each layer's cache lives (-1 the host)
+#endif
 };
 
 namespace tern {
@@ -109,7 +123,9 @@ tern_status context_kv_defrag(tern_context * ctx);
 // Scratch tern_context_mem_size plans in, for a model of n_layer layers: the
 // model arena reserves it at load (model.h: sizing_scratch), so sizing takes
 // no memory of its own.
-size_t context_sizing_scratch_size(uint32_t n_layer);
+// devices: the model may be placed on devices (tern_model_params asks for
+// some): room for the scheduler's tables and copies too.
+size_t context_sizing_scratch_size(uint32_t n_layer, bool devices);
 tern_status context_resolve_params(const tern_model * m, const tern_context_params * in, tern_context_params * out);
 
 }  // namespace tern

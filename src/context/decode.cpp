@@ -168,13 +168,19 @@ tern_status decode_ubatch(tern_context * ctx, const tern_batch * b, int32_t i0, 
 
     // The graph depends on the batch's shape only (it spans every cell of the
     // cache): rebuilt when that changes, or after another kind ran.
+    // With devices that offload large matmuls, batches below their threshold
+    // have a plan of their own.
     forward_shape shape = { n, n_graph_outputs };
-    if (ctx->built_kind != GRAPH_FORWARD || shape.n_tokens != ctx->built.n_tokens || shape.n_outputs != ctx->built.n_outputs) {
+    const exec_plan * plan = ctx->offload_threshold && n < ctx->offload_threshold ? &ctx->plan_small : &ctx->plan;
+    if (ctx->built_kind != GRAPH_FORWARD || ctx->built_plan != plan || shape.n_tokens != ctx->built.n_tokens ||
+        shape.n_outputs != ctx->built.n_outputs) {
         ctx->built_kind = GRAPH_NONE;
         TERN_TRY(forward_build(m, &ctx->kv, shape, &ctx->gb, &ctx->graph, &ctx->io));
-        TERN_TRY(exec_bind(&ctx->exec, &ctx->plan, &ctx->gb, &ctx->graph));
+        TERN_TRY(exec_bind(&ctx->exec, plan, &ctx->gb, &ctx->graph));
         ctx->built = shape;
+        ctx->built_plan = plan;
         ctx->built_kind = GRAPH_FORWARD;
+        ctx->graphs_built++;
     }
 
     // Inputs. The mask is filled over the cells up to the highest used one
@@ -191,13 +197,22 @@ tern_status decode_ubatch(tern_context * ctx, const tern_batch * b, int32_t i0, 
     }
     if (k == 0) ids[0] = (int32_t) n - 1;
 
-    TERN_TRY(exec_run(&ctx->exec, &ctx->plan, &ctx->graph, ctx->params.abort_callback, ctx->params.abort_callback_data));
+    // Decode batches (one token per sequence) may be captured and replayed on
+    // the devices; prompts run op by op unless the context asks otherwise.
+    uint64_t seen = 0;
+    bool decode = true;
+    for (uint32_t i = 0; i < n && decode; i++) {
+        decode = (ctx->seq_masks[i] & seen) == 0;
+        seen |= ctx->seq_masks[i];
+    }
+    TERN_TRY(exec_run(&ctx->exec, plan, &ctx->graph, ctx->params.abort_callback, ctx->params.abort_callback_data,
+                      decode || ctx->params.capture_prefill));
 
     // Logits rows of this ubatch -> the context's logits, in batch order. (The
     // out_ids input is not read back: the planner reuses input bytes once
     // their last reader has run.)
     const size_t row_bytes = sizeof(float) * m->hp.n_vocab;
-    const float * src = (const float *) ctx->io.logits->data;
+    const float * src = (const float *) exec_output(plan, ctx->io.logits)->data;
     uint32_t r = 0;
     for (uint32_t i = 0; i < n && r < n_outputs; i++) {
         if (!batch_wants_logits(ctx, b, i0 + (int32_t) i)) continue;

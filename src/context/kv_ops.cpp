@@ -53,7 +53,8 @@ tern_status context_kv_update(tern_context * ctx) {
             k++;
         }
         // No abort callback: a half-rotated cache would be wrong for good.
-        TERN_TRY(exec_run(&ctx->exec, &ctx->plan_shift, &ctx->graph, NULL, NULL));
+        ctx->graphs_built++;
+        TERN_TRY(exec_run(&ctx->exec, &ctx->plan_shift, &ctx->graph, NULL, NULL, false));
     }
     for (uint32_t i = 0; i < kv->n_cells; i++) kv->cells[i].delta = 0;
     kv->has_shift = false;
@@ -76,7 +77,8 @@ tern_status context_kv_defrag(tern_context * ctx) {
     // No abort callback: rows half moved would not match the metadata. A
     // device that fails in the middle leaves rows half moved: the cache is
     // cleared then (every sequence forgotten) rather than left wrong.
-    const tern_status st = exec_run(&ctx->exec, &ctx->plan_defrag, &ctx->graph, NULL, NULL);
+    ctx->graphs_built++;
+    const tern_status st = exec_run(&ctx->exec, &ctx->plan_defrag, &ctx->graph, NULL, NULL, false);
     if (st != TERN_OK) {
         kv_cache_clear(kv);
         return tern_fail(st, "KV defragmentation failed (%s); the KV cache was cleared", tern_last_error());

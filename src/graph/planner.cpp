@@ -41,7 +41,7 @@ static void use(live_range * r, const tern_tensor * t, int32_t at) {
 static bool conflict(const live_range & a, const live_range & b) { return a.first <= b.last && b.first <= a.last; }
 
 tern_status tern_graph_plan_make(const tern_graph * g, const tern_graph_builder * gb, const uint8_t * region,
-                                 int32_t n_regions, tern_arena * arena, tern_graph_plan * out) {
+                                 int32_t n_regions, const int32_t * live_to, tern_arena * arena, tern_graph_plan * out) {
     memset(out, 0, sizeof(*out));
     if (n_regions < 1 || n_regions > TERN_PLAN_MAX_REGIONS) {
         return tern_fail(TERN_ERR_INTERNAL, "planner: %" PRId32 " regions (1 to %d)", n_regions, TERN_PLAN_MAX_REGIONS);
@@ -70,9 +70,19 @@ tern_status tern_graph_plan_make(const tern_graph * g, const tern_graph_builder 
     for (int32_t i = 0; i < n; i++) {
         const tern_tensor * t = &gb->tensors[i];
         live_range * lr = &range[tern_tensor_owner(t)->id];
+        if ((t->flags & TERN_TENSOR_COPY) && t->written_at >= 0) {
+            // Filled before written_at; a copy no node reads (a host leg of a
+            // device-to-device copy) lives from there to its live_to.
+            if (t->written_at < lr->first) lr->first = t->written_at;
+            if (lr->last < t->written_at) lr->last = t->written_at;
+        }
+        // Read after its last reader node (by a device's copy): live to live_to.
+        if (live_to && live_to[i] >= 0 && t == tern_tensor_owner(t) && live_to[i] > lr->last) {
+            if (lr->first > live_to[i]) lr->first = live_to[i];
+            lr->last = live_to[i];
+        }
         if (lr->last < 0) continue;  // not in this graph
         if (t->flags & TERN_TENSOR_INPUT) lr->first = 0;
-        if ((t->flags & TERN_TENSOR_COPY) && t->written_at >= 0 && t->written_at < lr->first) lr->first = t->written_at;
         if (t->flags & TERN_TENSOR_OUTPUT) lr->last = end;
     }
 

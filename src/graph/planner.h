@@ -41,7 +41,7 @@ namespace tern {
 
 // Regions a plan may have: the host's activations, then staging and the
 // activations of up to TERN_MAX_DEVICES devices (hal/).
-#define TERN_PLAN_MAX_REGIONS 18
+#define TERN_PLAN_MAX_REGIONS (2 + TERN_MAX_DEVICES)
 
 struct tern_graph_plan {
     size_t * offsets;          // [n_tensors], by tensor id; unplanned: 0 with sizes[id] == 0
@@ -58,10 +58,13 @@ size_t tern_graph_plan_table_size(int32_t n_tensors);
 // Bytes of arena temp space tern_graph_plan_make needs (released before it returns).
 size_t tern_graph_plan_temp_size(int32_t n_tensors);
 // Plan g (built with gb). region: [gb->n_tensors] region of each tensor (NULL:
-// all in region 0), n_regions <= TERN_PLAN_MAX_REGIONS. Tables from `arena`
-// (persistent, category GRAPH), temporaries from its temp region.
+// all in region 0), n_regions <= TERN_PLAN_MAX_REGIONS; live_to: [gb->n_tensors]
+// a node index each tensor must stay live to at least (-1: its uses decide;
+// NULL: none), for bytes read after their last reader node (a device's
+// asynchronous copy). Tables from `arena` (persistent, category GRAPH),
+// temporaries from its temp region.
 tern_status tern_graph_plan_make(const tern_graph * g, const tern_graph_builder * gb, const uint8_t * region,
-                                 int32_t n_regions, tern_arena * arena, tern_graph_plan * out);
+                                 int32_t n_regions, const int32_t * live_to, tern_arena * arena, tern_graph_plan * out);
 // Give gb's planned tensors their storage (buffers[region] + offsets[id]; data
 // where that buffer has a host address) and every view its owner's. g must be
 // what gb holds now: its topology must be the plan's (TERN_ERR_INTERNAL

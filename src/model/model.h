@@ -10,6 +10,8 @@
 
 namespace tern {
 
+struct model_devices;  // model/placement.h (builds with devices)
+
 // A weight: a tensor of the file, or rows of one (phi3's fused matrices).
 // `data` views the file's bytes (mapping / read buffer / blob); `st` is where
 // the weight is run from: the file's own host buffer, or the weights buffer
@@ -69,6 +71,7 @@ struct tern_model {
     uint8_t *           sizing_scratch;
     size_t              sizing_scratch_size;
     int                 sizing_busy;
+    model_devices *     devices;     // where layers and weights run (model/placement.h); NULL: the CPU alone
 };
 
 namespace tern {
