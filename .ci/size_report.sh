@@ -79,6 +79,19 @@ m7=(--toolchain toolchain/arm-none-eabi.cmake)
 b=$(build cortex-m7 full "${m7[@]}" -DCMAKE_BUILD_TYPE=MinSizeRel);          measure cortex-m7 full arm-none-eabi-size "$b"
 b=$(build cortex-m7 trimmed "${m7[@]}" "${trim[@]}");                        measure cortex-m7 trimmed arm-none-eabi-size "$b"
 
+# The HAL's own size (issue 20): the x86-64 library with the sim device, its
+# src/hal objects summed (the core's HAL glue outside src/hal is in the delta).
+b=$(build x86-64 sim -DCMAKE_BUILD_TYPE=Release -DTERN_DEVICES=sim -DTERN_BUILD_EXAMPLES=OFF)
+read -r hal_lib _ < <(size -t "$b/lib/libtern.a" | tail -1 | awk '{ print $1 }')
+hal_core=0; hal_sim=0
+while read -r t _ _ _ _ f; do
+  case "$f" in
+    sim_device.cpp.o*) hal_sim=$((hal_sim + t)) ;;
+    device.cpp.o*|sched.cpp.o*|graph_cache.cpp.o*|offload.cpp.o*|regex.cpp.o*) hal_core=$((hal_core + t)) ;;
+  esac
+done < <(size "$b/lib/libtern.a" | tail -n +2 | awk '{ print $1, $2, $3, $4, $5, $6 }' | sed 's/ (ex .*)//')
+echo "size: HAL: core $hal_core, sim device $hal_sim, library with sim $hal_lib"
+
 # goal <what> <bytes> <limit bytes>
 goal() {
   local what=$1 got=${2:-} limit=$3
@@ -106,6 +119,12 @@ goal() {
   echo "| target | build | libtern.a text | data | bss | \`tern\` CLI text (static) | firmware example text |"
   echo "|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
+  echo
+  echo "## The accelerator HAL (\`TERN_DEVICES\`, x86-64 Release)"
+  echo
+  echo "The default build has none of it (\`tests/infra/hal_check.sh\`). With \`TERN_DEVICES=sim\`:"
+  echo "the HAL core (src/hal: registry, placement, scheduler, graph cache, regex) $(kib "$hal_core"),"
+  echo "the sim device $(kib "$hal_sim"); libtern.a text $(kib "$hal_lib") against $(kib "${lib_x86_64_full:-0}") without devices."
   echo
   echo "## Goals (issue 9)"
   echo

@@ -54,6 +54,14 @@ add_test(NAME layer_check_detects_upward_include
          COMMAND sh -c "out=$(bash \"$0\" \"$1\"); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -qF 'src/core/upward.h (core) includes \"model/model.h\"'"
                  ${TERN_LAYER_CHECK} ${CMAKE_CURRENT_SOURCE_DIR}/infra/layer_check_bad)
 
+# hal_check: TERN_DEVICES empty -> no HAL symbol or object in libtern.a; with
+# devices the same look finds them.
+if(TERN_CONFIG_HAL)
+  add_test(NAME hal_check COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/infra/hal_check.sh $<TARGET_FILE:tern> present)
+else()
+  add_test(NAME hal_check COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/infra/hal_check.sh $<TARGET_FILE:tern> absent)
+endif()
+
 # install_consumer: cmake --install into a temporary prefix, then a
 # find_package(tern) project and a pkg-config build of the same C program.
 string(JOIN " " TERN_SANITIZE_CFLAGS ${TERN_SANITIZE_FLAGS})

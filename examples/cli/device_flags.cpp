@@ -115,6 +115,17 @@ void cli_devices_apply(const char * cmd, const cli_devices & d, tern_model_param
     }
 }
 
+void cli_devices_loaded(const char * cmd, const cli_devices & d, const tern_model * m) {
+#if TERN_WITH_HAL
+    if (d.ngl != 0 && d.ngl != -2 && d.devices != "none" && tern_model_devices(m, NULL, 0) <= 1) {
+        fprintf(stderr, "%s: -ngl %lld: no accelerator is present (the sim device runs only when --device names it); every "
+                "layer runs on the CPU\n", cmd, d.ngl);
+    }
+#else
+    (void) cmd; (void) d; (void) m;
+#endif
+}
+
 void cli_list_devices(FILE * f) {
 #if TERN_WITH_HAL
     char names[16][32];
@@ -147,5 +158,27 @@ void cli_print_placement(FILE * f, const tern_model * m, const tern_context * ct
         if (ctx) fprintf(f, "load: %-8s %2d layers%s  weights %12s  KV %12s  compute %12s\n", u[i].name, (int) u[i].layers,
                          u[i].output ? " + output" : "         ", w, k, c);
         else fprintf(f, "load: %-8s %2d layers%s  weights %12s\n", u[i].name, (int) u[i].layers, u[i].output ? " + output" : "         ", w);
+    }
+}
+
+void cli_print_layers(FILE * f, const tern_model * m) {
+    tern_device_usage u[9];
+    const int32_t n = tern_model_devices(m, u, 9);
+    if (n <= 1) return;
+    const int32_t n_layer = tern_model_n_layer(m);
+    fprintf(f, "placement:       layers");
+    for (int32_t il = 0; il < n_layer;) {
+        const int32_t d = tern_model_layer_device(m, il);
+        int32_t end = il + 1;
+        while (end < n_layer && tern_model_layer_device(m, end) == d) end++;
+        fprintf(f, " %s %d-%d", d >= 0 && d < n ? u[d].name : "?", (int) il, (int) end - 1);
+        il = end;
+    }
+    const int32_t out = tern_model_layer_device(m, n_layer);
+    fprintf(f, ", output %s\n", out >= 0 && out < n ? u[out].name : "?");
+    for (int32_t i = 0; i < n && i < 9; i++) {
+        char w[32];
+        mib(w, sizeof(w), u[i].weights);
+        fprintf(f, "                 %-8s %2d layers%s, weights %s\n", u[i].name, (int) u[i].layers, u[i].output ? " + output" : "", w);
     }
 }
