@@ -12,3 +12,7 @@ tern_add_test(NAME test_state SOURCES test_state.cpp SHARED)  # state save/resto
 if("phi3" IN_LIST TERN_ARCHS)
   tern_add_test(NAME test_swa SOURCES test_swa.cpp SHARED)  # sliding-window attention on phi3 files made at run time (issue 7)
 endif()
+if("llama" IN_LIST TERN_ARCHS)
+  # Llama 3.x rope_freqs on files made at run time, against the peer's outputs in tests/data (issue 25)
+  tern_add_test(NAME test_arch_variants SOURCES test_arch_variants.cpp SHARED)
+endif()

@@ -344,15 +344,16 @@ tern_tensor * tg_mul_mat_bias(tern_graph_builder * gb, tern_tensor * w, tern_ten
     return t;
 }
 
-tern_tensor * tg_rope_cache(tern_graph_builder * gb, tern_tensor * pos, const tern_rope_params * p) {
+tern_tensor * tg_rope_cache(tern_graph_builder * gb, tern_tensor * pos, const tern_rope_params * p, tern_tensor * factors) {
     if (!pos) return NULL;
     if (pos->type != TERN_TYPE_I32 || n_rows(pos) != 1 || p->n_rot <= 0 || p->n_rot % 2 != 0 ||
-        (p->mode != TERN_ROPE_NORMAL && p->mode != TERN_ROPE_NEOX)) {
-        return builder_error(gb, TERN_ERR_SHAPE, "rope_cache", "pos " SHAPE_FMT ", n_rot %" PRId32 ", mode %" PRId32 " (need 1-D I32, even n_rot)",
-                             SHAPE_ARGS(pos), p->n_rot, p->mode);
+        (p->mode != TERN_ROPE_NORMAL && p->mode != TERN_ROPE_NEOX) ||
+        (factors && (factors->type != TERN_TYPE_F32 || tern_tensor_nelements(factors) != p->n_rot / 2 || !tern_tensor_is_contiguous(factors)))) {
+        return builder_error(gb, TERN_ERR_SHAPE, "rope_cache", "pos " SHAPE_FMT ", n_rot %" PRId32 ", mode %" PRId32 " (need 1-D I32, even n_rot, "
+                             "F32 factors [n_rot/2])", SHAPE_ARGS(pos), p->n_rot, p->mode);
     }
     int64_t ne[2] = { p->n_rot, pos->ne[0] };
-    tern_tensor * t = new_op(gb, TERN_OP_ROPE_CACHE, "rope_cache", TERN_TYPE_F32, 2, ne, pos);
+    tern_tensor * t = new_op(gb, TERN_OP_ROPE_CACHE, "rope_cache", TERN_TYPE_F32, 2, ne, pos, factors);
     if (t) memcpy(t->op_params, p, sizeof(*p));
     return t;
 }

@@ -49,7 +49,8 @@ enum tern_op {
     TERN_OP_MUL_MAT,     // src0 weights [K, N] any type, src1 F32 [K, M] -> F32 [N, M]
                          //   src1 rows quantized once to src0's vec_dot_type (work buffer)
     TERN_OP_ROPE_CACHE,  // src0 I32 positions [n_tokens] -> F32 [n_rot, n_tokens]: (cos, sin) pairs,
-                         //   computed once per graph, shared by every layer's ROPE
+                         //   computed once per graph, shared by every layer's ROPE; src1 F32 [n_rot/2]
+                         //   frequency factors or NULL: pair i's angle divided by src1[i]
     TERN_OP_ROPE,        // src0 F32 [head_dim, n_head, n_tokens] (may be a strided view), src1 ROPE_CACHE
                          //   -> F32 contiguous, same shape; mode normal (adjacent pairs) or neox (halves)
     TERN_OP_SET_ROWS,    // src0: destination buffer [row_len, n_rows] (any type with from_float), src1 F32
@@ -153,7 +154,8 @@ tern_tensor * tg_mul_mat(tern_graph_builder * gb, tern_tensor * w, tern_tensor *
 // W x + b in one node (b: F32 [w->ne[1]], added to each output row as the chunk is
 // written; the same floats as tg_add of the product, one node and barrier less).
 tern_tensor * tg_mul_mat_bias(tern_graph_builder * gb, tern_tensor * w, tern_tensor * x, tern_tensor * b);
-tern_tensor * tg_rope_cache(tern_graph_builder * gb, tern_tensor * pos, const tern_rope_params * p);
+// factors: F32 [n_rot/2] (RoPE frequency factors) or NULL.
+tern_tensor * tg_rope_cache(tern_graph_builder * gb, tern_tensor * pos, const tern_rope_params * p, tern_tensor * factors = NULL);
 tern_tensor * tg_rope(tern_graph_builder * gb, tern_tensor * x, tern_tensor * cache);
 tern_tensor * tg_set_rows(tern_graph_builder * gb, tern_tensor * dst, tern_tensor * rows, tern_tensor * idx);
 // bounds: I32 [n_tokens] or NULL (every cell of k, up to the mask's last visible one).

@@ -70,16 +70,25 @@ tern_rope_params forward_rope_params(const tern_model * m) {
     rp.freq_base = h->rope_freq_base;
     rp.freq_scale = h->rope_freq_scale;
     rp.ext_factor = h->rope_scaling == 2 ? 1.0f : 0.0f;
-    rp.attn_factor = 1.0f;
+    rp.attn_factor = h->rope_attn_factor;
     rp.beta_fast = 32.0f;
     rp.beta_slow = 1.0f;
     return rp;
 }
 
+const model_weight * forward_rope_factors(const tern_model * m, const kv_cache * kv) {
+    if (m->w.rope_freqs.data) return &m->w.rope_freqs;
+    if (!m->w.rope_long.data) return NULL;
+    // LongRoPE, as llama.cpp chooses: the long factors once a sequence's share of
+    // the context passes the original training context.
+    const uint32_t n_seq = kv->n_seq_max ? kv->n_seq_max : 1;
+    return kv->n_cells / n_seq > m->hp.n_ctx_orig_yarn ? &m->w.rope_long : &m->w.rope_short;
+}
+
 tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_shape shape,
                           tern_graph_builder * gb, tern_graph * g, forward_io * io) {
     const model_hparams * h = &m->hp;
-    const model_arch * arch = m->arch;
+    const uint32_t flags = m->arch->flags;
     const int64_t n_tokens = shape.n_tokens;
     const int32_t n_layer = (int32_t) h->n_layer;
     tern_graph_builder_reset(gb);
@@ -95,10 +104,12 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
     io->out_ids = fb.input(TERN_TYPE_I32, shape.n_outputs, 0, "inp_out_ids");
     if (!io->tokens || !io->pos || !io->slots || !io->mask || !io->bounds || !io->out_ids) return TERN_ERR_NO_MEMORY;
 
+    // [n_rot, n_tokens] (cos, sin), shared by all layers; the frequency factors
+    // (Llama 3, LongRoPE) are divided in here, once.
+    const model_weight * factors = forward_rope_factors(m, kv);
     const tern_rope_params rp = forward_rope_params(m);
-    tern_tensor * rope_cache = tg_cb(tg_rope_cache(gb, io->pos, &rp), "rope_cache", -1);  // [n_rot, n_tokens], shared by all layers
+    tern_tensor * rope_cache = tg_cb(tg_rope_cache(gb, io->pos, &rp, factors ? fb.weight(*factors) : NULL), "rope_cache", -1);
 
-    const float kq_scale = 1.0f / sqrtf((float) h->n_embd_head_k);
     const model_weight none = {};
     tern_tensor * x = tg_cb(tg_get_rows(gb, fb.weight(m->w.tok_embd), io->tokens), "inp_embd", -1);  // [n_embd, n_tokens]
     for (int32_t il = 0; il < n_layer && x; il++) {
@@ -114,13 +125,15 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
         int64_t k_ne[3] = { h->n_embd_head_k, h->n_head_kv, n_tokens };
         q = tg_reshape(gb, q, 3, q_ne);
         k = tg_reshape(gb, k, 3, k_ne);
-        if (arch->qk_norm) {
+        if (flags & ARCH_QK_NORM) {
             q = tg_cb(tg_rms_norm(gb, q, fb.weight(l->q_norm), h->norm_rms_eps), "Qcur_normed", il);
             k = tg_cb(tg_rms_norm(gb, k, fb.weight(l->k_norm), h->norm_rms_eps), "Kcur_normed", il);
         }
         q = tg_cb(tg_rope(gb, q, rope_cache), "Qcur_rope", il);
         k = tg_cb(tg_rope(gb, k, rope_cache), "Kcur_rope", il);
-        if (arch->q_prescale && q) q = tg_cb(tg_scale(gb, q, kq_scale), "Qcur_scaled", il);  // phi3: attention then scales by 1
+        // phi3: q scaled here (llama.cpp rounds the scaled q to F16), the attention by 1.
+        const bool prescale = (flags & ARCH_Q_PRESCALE) != 0;
+        if (prescale && q) q = tg_cb(tg_scale(gb, q, h->attn_scale), "Qcur_scaled", il);
         if (!q || !k) return TERN_ERR_NO_MEMORY;
 
         // Write this batch's keys and values into the cache, then attend over its cells.
@@ -133,8 +146,8 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
         vc = tg_cb(tg_set_rows(gb, vc, v, io->slots), "v_stored", il);
         if (!kc || !vc) return TERN_ERR_NO_MEMORY;
         tern_tensor * attn = tg_cb(tg_attn(gb, q, fb.cache_view(kc, h->n_embd_head_k, kv->n_cells, "k", il),
-                                           fb.cache_view(vc, h->n_embd_head_v, kv->n_cells, "v", il), io->mask, io->bounds,
-                                           arch->q_prescale ? 1.0f : kq_scale), "kqv_out", il);
+                                           fb.cache_view(vc, h->n_embd_head_v, kv->n_cells, "v", il),
+                                           io->mask, io->bounds, prescale ? 1.0f : h->attn_scale), "kqv_out", il);
         cur = tg_cb(fb.linear(attn, l->wo, none), "attn_out", il);  // [n_embd, n_tokens]
         if (!cur) return TERN_ERR_NO_MEMORY;
 

@@ -23,7 +23,9 @@ struct model_hparams {
     int32_t  rope_scaling;    // 0 none, 1 linear, 2 yarn
     uint32_t n_ctx_orig_yarn; // rope.scaling.original_context_length, default n_ctx_train
     uint32_t n_swa;           // attention.sliding_window: a token at position p attends the
-                              // cells with p - pos < n_swa; 0 = no window (every arch but phi3)
+                              // cells with p - pos < n_swa; 0 = no window
+    float    rope_attn_factor; // rope.scaling.attn_factor (1): multiplies RoPE's cos and sin
+    float    attn_scale;       // q.k scale: 1/sqrt(n_embd_head_k)
 };
 
 static inline uint32_t hparams_n_embd_k_gqa(const model_hparams * h) { return h->n_embd_head_k * h->n_head_kv; }
@@ -34,11 +36,13 @@ static inline uint32_t hparams_n_embd_v_gqa(const model_hparams * h) { return h-
 // the key. n_vocab comes from the vocabulary size passed in (or <arch>.vocab_size).
 tern_status hparams_load(const gguf_file * f, const char * arch, uint32_t n_vocab, model_hparams * out);
 
-// n_swa of an architecture with sliding-window attention (model_arch::sliding_window),
-// as llama.cpp reads phi3: <arch>.attention.sliding_window (0: no window, as
-// Phi-4 writes it); without the key, the value of the Phi-3 model the shape
-// names (2047 for the 4k mini/medium, 262144 / 131072 for the 128k ones), and
-// TERN_ERR_FORMAT when it names none.
-tern_status hparams_load_sliding_window(const gguf_file * f, const char * arch, model_hparams * h);
+struct model_arch;
+
+// The keys only some architectures have, as llama.cpp reads them: phi3's
+// <arch>.attention.sliding_window (0: no window, as Phi-4 writes it); without
+// the key, the value of the Phi-3 model the shape names (2047 for the 4k
+// mini/medium, 262144 / 131072 for the 128k ones), TERN_ERR_FORMAT when it
+// names none.
+tern_status hparams_load_arch(const gguf_file * f, const char * arch, const model_arch * a, model_hparams * h);
 
 }  // namespace tern

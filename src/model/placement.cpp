@@ -48,6 +48,9 @@ template <typename F>
 tern_status each_weight(tern_model * m, F && f) {
     const int32_t n_layer = (int32_t) m->hp.n_layer;
     TERN_TRY(f(&m->w.tok_embd, -1));
+    TERN_TRY(f(&m->w.rope_freqs, -1));  // RoPE factors: read by the rope cache of the input part
+    TERN_TRY(f(&m->w.rope_long, -1));
+    TERN_TRY(f(&m->w.rope_short, -1));
     for (int32_t il = 0; il < n_layer; il++) {
         model_layer * l = &m->w.layers[il];
         model_weight * ws[] = { &l->attn_norm, &l->wq, &l->wk, &l->wv, &l->wo, &l->bq, &l->bk, &l->bv,
