@@ -10,6 +10,8 @@
 //            phi3 rewrite (tests/tools/phi3_from_llama.h): long and short
 //            factors, chosen by context, and the attention factor. F32 with
 //            either set, Q8_0 with the long one.
+//   granite  Granite 3.x's embedding, residual, attention and logit scales
+//            (gguf_extension_granite). F32, Q8_0.
 //
 // For each: prompt logits at every position and 32 greedy tokens inside the
 // envelope; the factors matter (llama.cpp's outputs for the file differ from
@@ -42,7 +44,7 @@ namespace {
 const int kRot = 16;
 const float kBase = 10000.0f;
 
-enum variant_kind { LLAMA3, LONGROPE_SHORT, LONGROPE_LONG };
+enum variant_kind { LLAMA3, LONGROPE_SHORT, LONGROPE_LONG, GRANITE };
 
 struct variant {
     variant_kind kind;
@@ -60,6 +62,8 @@ const variant kVariants[] = {
     { LONGROPE_SHORT, "TinyStories-656K-F32.gguf", "TinyStories-656K-phi3-longrope-short-F32.gguf", "phi3", false, false },
     { LONGROPE_LONG, "TinyStories-656K-F32.gguf", "TinyStories-656K-phi3-longrope-long-F32.gguf", "phi3", false, false },
     { LONGROPE_LONG, "TinyStories-656K-Q8_0.gguf", "TinyStories-656K-phi3-longrope-long-Q8_0.gguf", "phi3", true, false },
+    { GRANITE, "TinyStories-656K-F32.gguf", "TinyStories-656K-granite-F32.gguf", "granite", false, false },
+    { GRANITE, "TinyStories-656K-Q8_0.gguf", "TinyStories-656K-granite-Q8_0.gguf", "granite", true, false },
 };
 
 // Phi-3.5-mini's layout (convert_hf_to_gguf's Phi3MiniModel): the phi3 rewrite
@@ -85,9 +89,14 @@ gguf_extension phi35_extension(uint32_t original) {
     return e;
 }
 
+bool arch_compiled(variant_kind k) {
+    return k == LLAMA3 ? true : k == GRANITE ? TERN_WITH_ARCH_GRANITE : TERN_WITH_ARCH_PHI3;
+}
+
 bool make_file(const std::string & shared, const std::string & dir, const variant & v, std::string * err) {
     const std::string src = shared + "/models/" + v.source, dst = dir + "/" + v.made;
     if (v.kind == LLAMA3) return gguf_extend(src, dst, gguf_extension_llama3(kRot, kBase, 2048), err);
+    if (v.kind == GRANITE) return gguf_extend(src, dst, gguf_extension_granite(), err);
     const std::string tmp = dst + ".phi3";
     const bool ok = phi3_from_llama(src, tmp, 262144, err) &&
                     gguf_extend(tmp, dst, phi35_extension(v.kind == LONGROPE_LONG ? 256 : 4096), err);
@@ -97,7 +106,7 @@ bool make_file(const std::string & shared, const std::string & dir, const varian
 
 bool make_files(const std::string & shared, const std::string & dir) {
     for (const variant & v : kVariants) {
-        if (v.kind != LLAMA3 && !TERN_WITH_ARCH_PHI3) continue;
+        if (!arch_compiled(v.kind)) continue;
         std::string err;
         const bool ok = make_file(shared, dir, v, &err);
         CHECK_MSG(ok, "%s: %s", v.made, err.c_str());
@@ -113,7 +122,7 @@ std::string stem_of(const char * made) {
 
 void check_envelope(const std::string & data, const std::string & dir) {
     for (const variant & v : kVariants) {
-        if (v.kind != LLAMA3 && !TERN_WITH_ARCH_PHI3) continue;
+        if (!arch_compiled(v.kind)) continue;
         reference_case rc;
         const std::string stem = stem_of(v.made) + ".1";
         CHECK_MSG(reference_load(data + "/" + v.data, stem, rc), "%s/%s: cannot read the reference", v.data, stem.c_str());
@@ -126,11 +135,12 @@ void check_envelope(const std::string & data, const std::string & dir) {
     }
 }
 
-// llama.cpp's outputs with the factors against its outputs for the source
-// file (../shared/reference, same prompt): the case must test the factors.
-void check_factors_matter(const std::string & shared, const std::string & data) {
+// llama.cpp's outputs with the factors (or granite's scales) against its
+// outputs for the source file (../shared/reference, same prompt): the case
+// must test them.
+void check_matters(const std::string & shared, const std::string & data, const char * dir, const char * stem) {
     reference_case with, without;
-    CHECK(reference_load(data + "/llama3", "TinyStories-656K-llama3-F32.1", with));
+    CHECK(reference_load(data + "/" + dir, stem, with));
     CHECK(reference_load(shared + "/reference", "TinyStories-656K-F32.1", without));
     if (with.n_vocab == 0 || without.n_vocab == 0) return;
     CHECK(with.prompt == without.prompt && with.prompt_tokens == without.prompt_tokens);
@@ -138,10 +148,10 @@ void check_factors_matter(const std::string & shared, const std::string & data) 
     for (size_t i = 0; i < with.prompt_logits.size() && i < without.prompt_logits.size(); i++) {
         max_diff = std::max(max_diff, (double) fabsf(with.prompt_logits[i] - without.prompt_logits[i]));
     }
-    printf("llama3 factors: llama.cpp's prompt logits move by %.3g; greedy text with them: \"%s\"\n", max_diff,
+    printf("%s: llama.cpp's prompt logits move by %.3g from the source file's; greedy text: \"%s\"\n", stem, max_diff,
            with.greedy_text.c_str());
-    CHECK_MSG(max_diff > 0.5, "the factors move llama.cpp's logits by only %.3g: the case tests nothing", max_diff);
-    CHECK_MSG(with.greedy_tokens != without.greedy_tokens, "the same greedy text with and without the factors");
+    CHECK_MSG(max_diff > 0.5, "%s: llama.cpp's logits move by only %.3g: the case tests nothing", stem, max_diff);
+    CHECK_MSG(with.greedy_tokens != without.greedy_tokens, "%s: the source file's greedy text", stem);
 }
 
 // LongRoPE: the two sets give llama.cpp different outputs (the choice is
@@ -244,6 +254,19 @@ void check_refused(const std::string & shared, const std::string & dir) {
         if (m) tern_model_free(m);
         unlink(path.c_str());
     }
+    if (TERN_WITH_ARCH_GRANITE) {  // granite without one of its four scales
+        const std::string path = dir + "/refused.gguf";
+        std::string err;
+        gguf_edit e;
+        e.drop_keys = { "granite.logit_scale" };
+        CHECK_MSG(gguf_rewrite(dir + "/TinyStories-656K-granite-F32.gguf", path, e, &err), "%s", err.c_str());
+        tern_model * m = NULL;
+        tern_model_params mp = tern_model_default_params();
+        const tern_status st = tern_model_load_file(path.c_str(), &mp, &m);
+        CHECK_MSG(st == TERN_ERR_FORMAT && strstr(tern_last_error(), "granite.logit_scale"), "status %d, '%s'", (int) st, tern_last_error());
+        if (m) tern_model_free(m);
+        unlink(path.c_str());
+    }
 }
 
 }  // namespace
@@ -260,7 +283,8 @@ int main(int argc, char ** argv) {
     const std::string data = std::string(src) + "/tests/data";
     if (make_files(shared, dir)) {
         check_envelope(data, dir);
-        check_factors_matter(shared, data);
+        check_matters(shared, data, "llama3", "TinyStories-656K-llama3-F32.1");
+        if (TERN_WITH_ARCH_GRANITE) check_matters(shared, data, "granite", "TinyStories-656K-granite-F32.1");
         check_state(dir);
         if (TERN_WITH_ARCH_PHI3) check_longrope_choice(data, dir);
         check_refused(shared, dir);

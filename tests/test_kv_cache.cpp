@@ -7,7 +7,7 @@
 //   - defragmentation: the same logits bit for bit, fragmentation 0;
 //   - the batch API in caller memory, seq_keep, pos_min/max;
 //   - the sequence, shift and defragmentation cases again on a Llama 3.x
-//     layout (rope_freqs.weight) made at run time.
+//     layout (rope_freqs.weight) and a granite one made at run time.
 #include <math.h>
 #include <unistd.h>
 
@@ -19,6 +19,7 @@
 #include "check.h"
 #include "tern.h"
 #include "tools/gguf_extend.h"
+#include "model/arch.h"
 
 namespace {
 
@@ -501,6 +502,19 @@ int main(void) {
         tern_model_free(m);
     }
     unlink(llama3.c_str());
+#if TERN_WITH_ARCH_GRANITE
+    // Granite's scales (tests/tools/gguf_extend.h) on the same file.
+    const std::string granite = std::string(dir) + "/TinyStories-656K-granite-F32.gguf";
+    CHECK_MSG(gguf_extend(g_models + "/TinyStories-656K-F32.gguf", granite, gguf_extension_granite(), &err), "%s", err.c_str());
+    if (tern_model * m = err.empty() ? load(granite.c_str()) : NULL) {
+        test_multi_sequence(m, "TinyStories-656K-granite");
+        test_shared_prefix_and_rm(m, "TinyStories-656K-granite");
+        test_k_shift(m, "TinyStories-656K-granite");
+        test_defrag(m, "TinyStories-656K-granite");
+        tern_model_free(m);
+    }
+    unlink(granite.c_str());
+#endif
     rmdir(dir);
     return tern_test_summary();
 }

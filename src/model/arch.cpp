@@ -23,6 +23,8 @@ const arch_entry k_archs[] = {
         "q/k RMS norms, NEOX RoPE" }, TERN_WITH_ARCH_QWEN3 },
     { { "phi3", TERN_ROPE_NEOX, ARCH_FUSED | ARCH_Q_PRESCALE | ARCH_LONGROPE | ARCH_SLIDING_WINDOW,
         "fused q|k|v and gate|up, sliding window on every layer, LongRoPE factors" }, TERN_WITH_ARCH_PHI3 },
+    { { "granite", TERN_ROPE_NORMAL, ARCH_ROPE_FREQS | ARCH_SCALES,
+        "llama with embedding, residual, attention and logit scales" }, TERN_WITH_ARCH_GRANITE },
 };
 
 const arch_entry * entry_of(const char * name) {
@@ -46,6 +48,9 @@ static const char k_arch_list[] = ""
 #endif
 #if TERN_WITH_ARCH_PHI3
     " phi3"
+#endif
+#if TERN_WITH_ARCH_GRANITE
+    " granite"
 #endif
     ;
 

@@ -11,6 +11,7 @@
 //   qwen3    per-head q/k RMS norms, NEOX rope
 //   phi3     fused q|k|v and gate|up matrices, q scaled before the attention,
 //            sliding window on every layer, LongRoPE factors (optional)
+//   granite  llama with embedding, residual, attention and logit scales
 #pragma once
 #include <stdint.h>
 #include "tern_config.h"
@@ -28,12 +29,16 @@
 #ifndef TERN_WITH_ARCH_PHI3
 #define TERN_WITH_ARCH_PHI3 0
 #endif
+#ifndef TERN_WITH_ARCH_GRANITE
+#define TERN_WITH_ARCH_GRANITE 0
+#endif
 
 namespace tern {
 
 // Features only some architecture uses: their code folds away when it is not
 // compiled in (`if (k_arch_phi3 && ...)`).
 constexpr bool k_arch_phi3 = TERN_WITH_ARCH_PHI3;
+constexpr bool k_arch_granite = TERN_WITH_ARCH_GRANITE;
 
 enum {
     ARCH_QKV_BIAS   = 1 << 0,   // attn_{q,k,v}.bias required (qwen2)
@@ -46,6 +51,7 @@ enum {
     ARCH_LONGROPE   = 1 << 5,   // phi3: rope_factors_long/short.weight [n_rot/2], chosen by context length
     ARCH_SLIDING_WINDOW = 1 << 6,  // phi3: every layer attends the last n_swa positions
                                    // (<arch>.attention.sliding_window; model/hparams.h)
+    ARCH_SCALES     = 1 << 7,   // granite: embedding, residual, attention and logit scales (model/hparams.h)
 };
 
 struct model_arch {

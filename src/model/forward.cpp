@@ -89,6 +89,7 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
                           tern_graph_builder * gb, tern_graph * g, forward_io * io) {
     const model_hparams * h = &m->hp;
     const uint32_t flags = m->arch->flags;
+    const bool residual_scale = k_arch_granite && h->residual_scale != 0.0f;
     const int64_t n_tokens = shape.n_tokens;
     const int32_t n_layer = (int32_t) h->n_layer;
     tern_graph_builder_reset(gb);
@@ -112,6 +113,7 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
 
     const model_weight none = {};
     tern_tensor * x = tg_cb(tg_get_rows(gb, fb.weight(m->w.tok_embd), io->tokens), "inp_embd", -1);  // [n_embd, n_tokens]
+    if (k_arch_granite && h->embd_scale != 0.0f) x = tg_cb(tg_scale(gb, x, h->embd_scale), "inp_scaled", -1);
     for (int32_t il = 0; il < n_layer && x; il++) {
         gb->layer = il;  // every tensor made below is this layer's
         const model_layer * l = &m->w.layers[il];
@@ -156,11 +158,13 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
             cur = tg_cb(tg_get_rows(gb, cur, io->out_ids), "attn_out_kept", il);
             x = tg_cb(tg_get_rows(gb, x, io->out_ids), "inp_kept", il);
         }
+        if (residual_scale) cur = tg_cb(tg_scale(gb, cur, h->residual_scale), "attn_out_scaled", il);  // granite
         tern_tensor * ffn_in = tg_cb(tg_add(gb, cur, x), "ffn_inp", il);
         cur = tg_cb(tg_rms_norm(gb, ffn_in, fb.weight(l->ffn_norm), h->norm_rms_eps), "ffn_norm", il);
         tern_tensor * gate = tg_cb(fb.linear(cur, l->ffn_gate, none), "ffn_gate", il);  // [n_ff, n_tokens]
         tern_tensor * up = tg_cb(fb.linear(cur, l->ffn_up, none), "ffn_up", il);
         cur = tg_cb(fb.linear(tg_cb(tg_swiglu(gb, gate, up), "ffn_swiglu", il), l->ffn_down, none), "ffn_out", il);  // [n_embd, n_tokens]
+        if (residual_scale) cur = tg_cb(tg_scale(gb, cur, h->residual_scale), "ffn_out_scaled", il);
         x = cur ? tg_cb(tg_add(gb, cur, ffn_in), "l_out", il) : NULL;
     }
     if (!x) return TERN_ERR_NO_MEMORY;
@@ -168,6 +172,7 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
     x = tg_rms_norm(gb, x, fb.weight(m->w.output_norm), h->norm_rms_eps);
     tg_set_name(x, "result_norm");
     io->logits = fb.linear(x, m->w.output, none);  // [n_vocab, n_outputs]
+    if (k_arch_granite && h->logit_scale != 0.0f) io->logits = tg_scale(gb, io->logits, 1.0f / h->logit_scale);
     if (!io->logits) return TERN_ERR_NO_MEMORY;
     tg_set_name(io->logits, "result_output");
     io->logits->flags |= TERN_TENSOR_OUTPUT;

@@ -2,7 +2,7 @@
 // architecture of model/arch.h; the entry and the hyper-parameters switch the
 // parts on; phi3's fused matrices are row views).
 //
-//   x = token embeddings [n_embd, n_tokens]
+//   x = token embeddings [n_embd, n_tokens]   (* embedding_scale: granite)
 //   rope cache (cos, sin) [n_rot, n_tokens] of the positions, once, with the
 //     RoPE frequency factors (Llama 3's rope_freqs, phi3's LongRoPE) if any
 // per layer, for n_tokens tokens over the cache's cells:
@@ -11,10 +11,11 @@
 //   (q * attn_scale: phi3)
 //   k, v rows -> SET_ROWS into the layer's cache at the batch's cells
 //   attn(q, K cache [hd, n_head_kv, n_cells], V cache, mask, bounds)
-//   -> Wo -> + x -> rms_norm -> down(silu(gate x) * up x) -> + residual
+//   -> Wo (* residual_scale: granite) -> + x
+//   -> rms_norm -> down(silu(gate x) * up x) (* residual_scale) -> + residual
 // The last layer keeps only the rows whose logits are wanted (out_ids), as
 // llama.cpp does, then output_norm and the output matrix give
-// logits [n_vocab, n_outputs].
+// logits [n_vocab, n_outputs] (/ logit_scale: granite).
 //
 // The attention always spans every cell of the cache (K/V views of n_cells
 // rows, mask [n_cells, n_tokens]); each token's bound (one past its last

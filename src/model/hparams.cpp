@@ -141,6 +141,16 @@ tern_status hparams_load_arch(const gguf_file * f, const char * arch, const mode
         }
         TERN_TRY(r.u32_in("attention.sliding_window", false, fallback, 0, kMaxCount, &h->n_swa));
     }
+    if (k_arch_granite && (a->flags & ARCH_SCALES)) {
+        const struct { const char * key; float * out; } scales[] = {
+            { "embedding_scale", &h->embd_scale }, { "residual_scale", &h->residual_scale },
+            { "attention.scale", &h->attn_scale }, { "logit_scale", &h->logit_scale },
+        };
+        for (const auto & s : scales) {
+            if (gguf_find_key(f, r.name(s.key)) < 0) return tern_fail(TERN_ERR_FORMAT, "missing key '%s'", r.key);
+            TERN_TRY(r.f32_or(s.key, 1.0f, 0.0f, 1.0e6f, s.out));
+        }
+    }
     return TERN_OK;
 }
 

@@ -25,7 +25,10 @@ struct model_hparams {
     uint32_t n_swa;           // attention.sliding_window: a token at position p attends the
                               // cells with p - pos < n_swa; 0 = no window
     float    rope_attn_factor; // rope.scaling.attn_factor (1): multiplies RoPE's cos and sin
-    float    attn_scale;       // q.k scale: 1/sqrt(n_embd_head_k)
+    float    attn_scale;       // q.k scale: 1/sqrt(n_embd_head_k), granite's attention.scale
+    float    embd_scale;       // granite: token embeddings * this (0: none)
+    float    residual_scale;   // granite: attention and FFN outputs * this before each residual add (0: none)
+    float    logit_scale;      // granite: logits / this (0: none)
 };
 
 static inline uint32_t hparams_n_embd_k_gqa(const model_hparams * h) { return h->n_embd_head_k * h->n_head_kv; }
@@ -42,7 +45,8 @@ struct model_arch;
 // <arch>.attention.sliding_window (0: no window, as Phi-4 writes it); without
 // the key, the value of the Phi-3 model the shape names (2047 for the 4k
 // mini/medium, 262144 / 131072 for the 128k ones), TERN_ERR_FORMAT when it
-// names none.
+// names none. granite's embedding_scale, residual_scale, attention.scale and
+// logit_scale (all four required, as llama.cpp reads them).
 tern_status hparams_load_arch(const gguf_file * f, const char * arch, const model_arch * a, model_hparams * h);
 
 }  // namespace tern

@@ -133,3 +133,14 @@ static inline gguf_extension gguf_extension_llama3(int n_rot, float base, uint32
                   { "rope.dimension_count", (uint32_t) n_rot }, { "vocab_size", n_vocab } };
     return e;
 }
+
+// Granite 3.x's keys (convert_hf_to_gguf's GraniteModel), with values the
+// trained network still speaks through (granite-3.x-2b's 12 / 0.22 / 8 turn it
+// into "eeee"): embeddings * 2, each block's output * 0.8 before its residual
+// add, attention scale 0.2 (1/sqrt(16) = 0.25 by default), logits / 1.5.
+static inline gguf_extension gguf_extension_granite() {
+    gguf_extension e;
+    e.arch = "granite";
+    e.set_f32 = { { "embedding_scale", 2.0f }, { "residual_scale", 0.8f }, { "attention.scale", 0.2f }, { "logit_scale", 1.5f } };
+    return e;
+}
