@@ -12,6 +12,10 @@
 //            either set, Q8_0 with the long one.
 //   granite  Granite 3.x's embedding, residual, attention and logit scales
 //            (gguf_extension_granite). F32, Q8_0.
+//   gemma2   Gemma 2's structure with random weights, 26 layers of width 64
+//            (tests/tools/make_random_model.h), a window of 4 on the even
+//            layers: F32 and Q8_0, and F32 with a window of 4096 (the window
+//            matters). Random weights: greedy tokens up to the first small margin.
 //
 // For each: prompt logits at every position and 32 greedy tokens inside the
 // envelope; the factors matter (llama.cpp's outputs for the file differ from
@@ -36,6 +40,7 @@
 #include "tern.h"
 #include "tools/gguf_extend.h"
 #include "tools/phi3_from_llama.h"
+#include "tools/make_random_model.h"
 #include "model/arch.h"
 
 namespace {
@@ -44,7 +49,7 @@ namespace {
 const int kRot = 16;
 const float kBase = 10000.0f;
 
-enum variant_kind { LLAMA3, LONGROPE_SHORT, LONGROPE_LONG, GRANITE };
+enum variant_kind { LLAMA3, LONGROPE_SHORT, LONGROPE_LONG, GRANITE, GEMMA2, GEMMA2_NO_WINDOW };
 
 struct variant {
     variant_kind kind;
@@ -64,6 +69,9 @@ const variant kVariants[] = {
     { LONGROPE_LONG, "TinyStories-656K-Q8_0.gguf", "TinyStories-656K-phi3-longrope-long-Q8_0.gguf", "phi3", true, false },
     { GRANITE, "TinyStories-656K-F32.gguf", "TinyStories-656K-granite-F32.gguf", "granite", false, false },
     { GRANITE, "TinyStories-656K-Q8_0.gguf", "TinyStories-656K-granite-Q8_0.gguf", "granite", true, false },
+    { GEMMA2, "F32", "gemma2-tiny-F32.gguf", "gemma2", false, false },
+    { GEMMA2, "Q8_0", "gemma2-tiny-Q8_0.gguf", "gemma2", true, false },
+    { GEMMA2_NO_WINDOW, "F32", "gemma2-tiny-nowindow-F32.gguf", "gemma2", false, false },
 };
 
 // Phi-3.5-mini's layout (convert_hf_to_gguf's Phi3MiniModel): the phi3 rewrite
@@ -90,13 +98,22 @@ gguf_extension phi35_extension(uint32_t original) {
 }
 
 bool arch_compiled(variant_kind k) {
-    return k == LLAMA3 ? true : k == GRANITE ? TERN_WITH_ARCH_GRANITE : TERN_WITH_ARCH_PHI3;
+    return k == LLAMA3 ? true : k == GRANITE ? TERN_WITH_ARCH_GRANITE : (k == GEMMA2 || k == GEMMA2_NO_WINDOW) ? TERN_WITH_ARCH_GEMMA2
+                                                                                                            : TERN_WITH_ARCH_PHI3;
 }
+
+const uint32_t kGemmaWindow = 4;
 
 bool make_file(const std::string & shared, const std::string & dir, const variant & v, std::string * err) {
     const std::string src = shared + "/models/" + v.source, dst = dir + "/" + v.made;
     if (v.kind == LLAMA3) return gguf_extend(src, dst, gguf_extension_llama3(kRot, kBase, 2048), err);
     if (v.kind == GRANITE) return gguf_extend(src, dst, gguf_extension_granite(), err);
+    if (v.kind == GEMMA2 || v.kind == GEMMA2_NO_WINDOW) {  // random weights, stories260K's vocabulary
+        random_model_spec s;
+        s.type = strcmp(v.source, "Q8_0") == 0 ? TERN_TYPE_Q8_0 : TERN_TYPE_F32;
+        s.n_swa = v.kind == GEMMA2 ? kGemmaWindow : 4096;
+        return make_random_model(s, shared + "/models/stories260K.gguf", dst, err);
+    }
     const std::string tmp = dst + ".phi3";
     const bool ok = phi3_from_llama(src, tmp, 262144, err) &&
                     gguf_extend(tmp, dst, phi35_extension(v.kind == LONGROPE_LONG ? 256 : 4096), err);
@@ -128,7 +145,7 @@ void check_envelope(const std::string & data, const std::string & dir) {
         CHECK_MSG(reference_load(data + "/" + v.data, stem, rc), "%s/%s: cannot read the reference", v.data, stem.c_str());
         if (rc.n_vocab == 0) continue;
         envelope_rule rule;
-        rule.real_model = true;  // trained: every greedy token must match
+        rule.real_model = v.kind != GEMMA2 && v.kind != GEMMA2_NO_WINDOW;  // trained: every greedy token must match
         rule.f32_model = !v.quantized && !v.f16;
         rule.f16_model = v.f16;
         envelope_check(rc, stem, dir + "/" + v.made, rule, envelope_run());
@@ -193,6 +210,23 @@ void check_longrope_choice(const std::string & data, const std::string & dir) {
         tern_model_free(m);
     }
     CHECK_MSG(!rows[0].empty() && rows[0] == rows[1], "the long-factor file over 4 sequences does not use the short factors");
+}
+
+// gemma2: the window matters (llama.cpp's outputs for the windowed file differ
+// from those for the same weights with a window of 4096), and the prompt
+// outgrows the window.
+void check_gemma2_window(const std::string & data) {
+    reference_case w, f;
+    CHECK(reference_load(data + "/gemma2", "gemma2-tiny-F32.1", w));
+    CHECK(reference_load(data + "/gemma2", "gemma2-tiny-nowindow-F32.1", f));
+    if (w.n_vocab == 0 || f.n_vocab == 0) return;
+    CHECK_MSG(w.prompt_tokens.size() > 2 * kGemmaWindow, "the prompt (%zu tokens) must outgrow the window", w.prompt_tokens.size());
+    double max_diff = 0;
+    for (size_t i = 0; i < w.prompt_logits.size() && i < f.prompt_logits.size(); i++) {
+        max_diff = std::max(max_diff, (double) fabsf(w.prompt_logits[i] - f.prompt_logits[i]));
+    }
+    printf("gemma2: llama.cpp's prompt logits with and without the window differ by %.3g\n", max_diff);
+    CHECK_MSG(max_diff > 0.5, "the window moves llama.cpp's logits by only %.3g", max_diff);
 }
 
 // A saved state restores into a fresh context: the next token's logits are the same, bit for bit.
@@ -287,6 +321,7 @@ int main(int argc, char ** argv) {
         if (TERN_WITH_ARCH_GRANITE) check_matters(shared, data, "granite", "TinyStories-656K-granite-F32.1");
         check_state(dir);
         if (TERN_WITH_ARCH_PHI3) check_longrope_choice(data, dir);
+        if (TERN_WITH_ARCH_GEMMA2) check_gemma2_window(data);
         check_refused(shared, dir);
     }
     for (const variant & v : kVariants) unlink((dir + "/" + v.made).c_str());

@@ -19,6 +19,7 @@
 #include "check.h"
 #include "tern.h"
 #include "tools/gguf_extend.h"
+#include "tools/make_random_model.h"
 #include "model/arch.h"
 
 namespace {
@@ -514,6 +515,21 @@ int main(void) {
         tern_model_free(m);
     }
     unlink(granite.c_str());
+#endif
+#if TERN_WITH_ARCH_GEMMA2
+    // gemma2 (random weights, tests/tools/make_random_model.h): two masks, windowed
+    // and global layers, with multi-sequence batches, shifts and defragmentation.
+    const std::string gemma2 = std::string(dir) + "/gemma2-tiny-F32.gguf";
+    random_model_spec spec;
+    CHECK_MSG(make_random_model(spec, g_models + "/stories260K.gguf", gemma2, &err), "%s", err.c_str());
+    if (tern_model * m = err.empty() ? load(gemma2.c_str()) : NULL) {
+        test_multi_sequence(m, "gemma2-tiny");
+        test_shared_prefix_and_rm(m, "gemma2-tiny");
+        test_k_shift(m, "gemma2-tiny");
+        test_defrag(m, "gemma2-tiny");
+        tern_model_free(m);
+    }
+    unlink(gemma2.c_str());
 #endif
     rmdir(dir);
     return tern_test_summary();

@@ -25,6 +25,9 @@ const arch_entry k_archs[] = {
         "fused q|k|v and gate|up, sliding window on every layer, LongRoPE factors" }, TERN_WITH_ARCH_PHI3 },
     { { "granite", TERN_ROPE_NORMAL, ARCH_ROPE_FREQS | ARCH_SCALES,
         "llama with embedding, residual, attention and logit scales" }, TERN_WITH_ARCH_GRANITE },
+    { { "gemma2", TERN_ROPE_NEOX, ARCH_Q_PRESCALE | ARCH_GEMMA | ARCH_SLIDING_WINDOW,
+        "GELU FFN, post-norms, attention and final soft-capping, sliding window on even layers (two masks)" },
+      TERN_WITH_ARCH_GEMMA2 },
 };
 
 const arch_entry * entry_of(const char * name) {
@@ -51,6 +54,9 @@ static const char k_arch_list[] = ""
 #endif
 #if TERN_WITH_ARCH_GRANITE
     " granite"
+#endif
+#if TERN_WITH_ARCH_GEMMA2
+    " gemma2"
 #endif
     ;
 

@@ -12,6 +12,9 @@
 //   phi3     fused q|k|v and gate|up matrices, q scaled before the attention,
 //            sliding window on every layer, LongRoPE factors (optional)
 //   granite  llama with embedding, residual, attention and logit scales
+//   gemma2   embeddings * sqrt(n_embd), GELU gated FFN, norms before and after
+//            attention and FFN, attention and final soft-capping, q scaled before
+//            the attention, sliding window on the even layers (a second mask), NEOX rope
 #pragma once
 #include <stdint.h>
 #include "tern_config.h"
@@ -32,6 +35,9 @@
 #ifndef TERN_WITH_ARCH_GRANITE
 #define TERN_WITH_ARCH_GRANITE 0
 #endif
+#ifndef TERN_WITH_ARCH_GEMMA2
+#define TERN_WITH_ARCH_GEMMA2 0
+#endif
 
 namespace tern {
 
@@ -39,6 +45,7 @@ namespace tern {
 // compiled in (`if (k_arch_phi3 && ...)`).
 constexpr bool k_arch_phi3 = TERN_WITH_ARCH_PHI3;
 constexpr bool k_arch_granite = TERN_WITH_ARCH_GRANITE;
+constexpr bool k_arch_gemma = TERN_WITH_ARCH_GEMMA2;
 
 enum {
     ARCH_QKV_BIAS   = 1 << 0,   // attn_{q,k,v}.bias required (qwen2)
@@ -52,6 +59,8 @@ enum {
     ARCH_SLIDING_WINDOW = 1 << 6,  // phi3: every layer attends the last n_swa positions
                                    // (<arch>.attention.sliding_window; model/hparams.h)
     ARCH_SCALES     = 1 << 7,   // granite: embedding, residual, attention and logit scales (model/hparams.h)
+    ARCH_GEMMA      = 1 << 8,   // gemma2: embeddings * sqrt(n_embd), GELU FFN, post_attention_norm /
+                                // post_ffw_norm on each block's output, soft-capping, window on even layers
 };
 
 struct model_arch {

@@ -7,7 +7,7 @@
 
 namespace tern {
 
-int32_t forward_tensor_bound(uint32_t n_layer) { return 64 + 48 * (int32_t) n_layer; }
+int32_t forward_tensor_bound(uint32_t n_layer) { return 64 + 56 * (int32_t) n_layer; }
 
 namespace {
 
@@ -90,6 +90,7 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
     const model_hparams * h = &m->hp;
     const uint32_t flags = m->arch->flags;
     const bool residual_scale = k_arch_granite && h->residual_scale != 0.0f;
+    const bool gemma = k_arch_gemma && (flags & ARCH_GEMMA);
     const int64_t n_tokens = shape.n_tokens;
     const int32_t n_layer = (int32_t) h->n_layer;
     tern_graph_builder_reset(gb);
@@ -102,6 +103,13 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
     io->slots = fb.input(TERN_TYPE_I32, n_tokens, 0, "inp_slots");
     io->mask = fb.input(TERN_TYPE_F32, kv->n_cells, n_tokens, "inp_mask");
     io->bounds = fb.input(TERN_TYPE_I32, n_tokens, 0, "inp_kv_bounds");
+    io->mask_swa = NULL;
+    io->bounds_swa = NULL;
+    if (hparams_swa_mixed(h)) {  // gemma2: the windowed layers' own mask and bounds
+        io->mask_swa = fb.input(TERN_TYPE_F32, kv->n_cells, n_tokens, "inp_mask_swa");
+        io->bounds_swa = fb.input(TERN_TYPE_I32, n_tokens, 0, "inp_kv_bounds_swa");
+        if (!io->mask_swa || !io->bounds_swa) return TERN_ERR_NO_MEMORY;
+    }
     io->out_ids = fb.input(TERN_TYPE_I32, shape.n_outputs, 0, "inp_out_ids");
     if (!io->tokens || !io->pos || !io->slots || !io->mask || !io->bounds || !io->out_ids) return TERN_ERR_NO_MEMORY;
 
@@ -113,7 +121,7 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
 
     const model_weight none = {};
     tern_tensor * x = tg_cb(tg_get_rows(gb, fb.weight(m->w.tok_embd), io->tokens), "inp_embd", -1);  // [n_embd, n_tokens]
-    if (k_arch_granite && h->embd_scale != 0.0f) x = tg_cb(tg_scale(gb, x, h->embd_scale), "inp_scaled", -1);
+    if ((k_arch_granite || k_arch_gemma) && h->embd_scale != 0.0f) x = tg_cb(tg_scale(gb, x, h->embd_scale), "inp_scaled", -1);
     for (int32_t il = 0; il < n_layer && x; il++) {
         gb->layer = il;  // every tensor made below is this layer's
         const model_layer * l = &m->w.layers[il];
@@ -147,10 +155,13 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
         kc = tg_cb(tg_set_rows(gb, kc, tg_reshape(gb, k, 2, k_rows), io->slots), "k_stored", il);
         vc = tg_cb(tg_set_rows(gb, vc, v, io->slots), "v_stored", il);
         if (!kc || !vc) return TERN_ERR_NO_MEMORY;
+        const bool swa = io->mask_swa && hparams_layer_swa(h, il);  // gemma2's windowed layers: the second mask
         tern_tensor * attn = tg_cb(tg_attn(gb, q, fb.cache_view(kc, h->n_embd_head_k, kv->n_cells, "k", il),
                                            fb.cache_view(vc, h->n_embd_head_v, kv->n_cells, "v", il),
-                                           io->mask, io->bounds, prescale ? 1.0f : h->attn_scale), "kqv_out", il);
+                                           swa ? io->mask_swa : io->mask, swa ? io->bounds_swa : io->bounds,
+                                           prescale ? 1.0f : h->attn_scale, h->attn_softcap), "kqv_out", il);
         cur = tg_cb(fb.linear(attn, l->wo, none), "attn_out", il);  // [n_embd, n_tokens]
+        if (gemma) cur = tg_cb(tg_rms_norm(gb, cur, fb.weight(l->attn_post_norm), h->norm_rms_eps), "attn_post_norm", il);
         if (!cur) return TERN_ERR_NO_MEMORY;
 
         if (il == n_layer - 1) {
@@ -163,7 +174,9 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
         cur = tg_cb(tg_rms_norm(gb, ffn_in, fb.weight(l->ffn_norm), h->norm_rms_eps), "ffn_norm", il);
         tern_tensor * gate = tg_cb(fb.linear(cur, l->ffn_gate, none), "ffn_gate", il);  // [n_ff, n_tokens]
         tern_tensor * up = tg_cb(fb.linear(cur, l->ffn_up, none), "ffn_up", il);
-        cur = tg_cb(fb.linear(tg_cb(tg_swiglu(gb, gate, up), "ffn_swiglu", il), l->ffn_down, none), "ffn_out", il);  // [n_embd, n_tokens]
+        tern_tensor * act = gemma ? tg_cb(tg_geglu(gb, gate, up), "ffn_geglu", il) : tg_cb(tg_swiglu(gb, gate, up), "ffn_swiglu", il);
+        cur = tg_cb(fb.linear(act, l->ffn_down, none), "ffn_out", il);  // [n_embd, n_tokens]
+        if (gemma) cur = tg_cb(tg_rms_norm(gb, cur, fb.weight(l->ffn_post_norm), h->norm_rms_eps), "ffn_post_norm", il);
         if (residual_scale) cur = tg_cb(tg_scale(gb, cur, h->residual_scale), "ffn_out_scaled", il);
         x = cur ? tg_cb(tg_add(gb, cur, ffn_in), "l_out", il) : NULL;
     }
@@ -173,6 +186,7 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
     tg_set_name(x, "result_norm");
     io->logits = fb.linear(x, m->w.output, none);  // [n_vocab, n_outputs]
     if (k_arch_granite && h->logit_scale != 0.0f) io->logits = tg_scale(gb, io->logits, 1.0f / h->logit_scale);
+    if (k_arch_gemma && h->final_softcap != 0.0f) io->logits = tg_softcap(gb, io->logits, h->final_softcap);
     if (!io->logits) return TERN_ERR_NO_MEMORY;
     tg_set_name(io->logits, "result_output");
     io->logits->flags |= TERN_TENSOR_OUTPUT;

@@ -131,7 +131,7 @@ tern_status hparams_load(const gguf_file * f, const char * arch, uint32_t n_voca
 
 tern_status hparams_load_arch(const gguf_file * f, const char * arch, const model_arch * a, model_hparams * h) {
     key_reader r = { f, arch, {0} };
-    if (k_arch_phi3 && (a->flags & ARCH_SLIDING_WINDOW)) {
+    if (k_arch_phi3 && (a->flags & ARCH_SLIDING_WINDOW) && !(a->flags & ARCH_GEMMA)) {
         uint32_t fallback = 0;  // llama.cpp's defaults for Phi-3 files written before the key existed
         if ((h->n_layer == 32 || h->n_layer == 40) && h->n_ctx_train == 4096) fallback = 2047;
         else if (h->n_layer == 32 && h->n_head_kv == 32 && h->n_ctx_train == 131072) fallback = 262144;
@@ -140,6 +140,18 @@ tern_status hparams_load_arch(const gguf_file * f, const char * arch, const mode
             return tern_fail(TERN_ERR_FORMAT, "missing key '%s' (no default for this shape)", r.key);
         }
         TERN_TRY(r.u32_in("attention.sliding_window", false, fallback, 0, kMaxCount, &h->n_swa));
+    }
+    if (k_arch_gemma && (a->flags & ARCH_GEMMA)) {
+        if (h->n_layer != 26 && h->n_layer != 42 && h->n_layer != 46) {
+            return tern_fail(TERN_ERR_UNSUPPORTED, "gemma2 with %u layers: llama.cpp knows the query scale of 26, 42 and 46 "
+                             "layers only", h->n_layer);
+        }
+        h->embd_scale = sqrtf((float) h->n_embd);
+        if (h->n_layer == 46) h->attn_scale = 1.0f / sqrtf((float) (h->n_embd / h->n_head));
+        h->swa_period = 2;
+        TERN_TRY(r.u32_in("attention.sliding_window", false, 4096, 1, kMaxCount, &h->n_swa));
+        TERN_TRY(r.f32_or("attn_logit_softcapping", 50.0f, 0.0f, 1.0e6f, &h->attn_softcap));
+        TERN_TRY(r.f32_or("final_logit_softcapping", 30.0f, 0.0f, 1.0e6f, &h->final_softcap));
     }
     if (k_arch_granite && (a->flags & ARCH_SCALES)) {
         const struct { const char * key; float * out; } scales[] = {

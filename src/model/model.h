@@ -43,6 +43,8 @@ struct model_layer {
     model_weight ffn_gate;    // [n_embd, n_ff]
     model_weight ffn_up;      // [n_embd, n_ff]
     model_weight ffn_down;    // [n_ff, n_embd]
+    model_weight attn_post_norm;  // gemma2 [n_embd]: on the attention's output, before the residual add
+    model_weight ffn_post_norm;   // gemma2 [n_embd]: on the FFN's output, before the residual add
 };
 
 struct model_weights {

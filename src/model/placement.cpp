@@ -54,7 +54,8 @@ tern_status each_weight(tern_model * m, F && f) {
     for (int32_t il = 0; il < n_layer; il++) {
         model_layer * l = &m->w.layers[il];
         model_weight * ws[] = { &l->attn_norm, &l->wq, &l->wk, &l->wv, &l->wo, &l->bq, &l->bk, &l->bv,
-                                &l->q_norm, &l->k_norm, &l->ffn_norm, &l->ffn_gate, &l->ffn_up, &l->ffn_down };
+                                &l->q_norm, &l->k_norm, &l->ffn_norm, &l->ffn_gate, &l->ffn_up, &l->ffn_down,
+                                &l->attn_post_norm, &l->ffn_post_norm };
         for (model_weight * w : ws) TERN_TRY(f(w, il));
     }
     TERN_TRY(f(&m->w.output_norm, n_layer));

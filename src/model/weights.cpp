@@ -184,6 +184,10 @@ tern_status model_bind_weights(tern_model * m) {
             TERN_TRY(b.bind_layer(&l->ffn_up, i, "ffn_up.weight", n_embd, h->n_ff, true));
         }
         TERN_TRY(b.bind_layer(&l->ffn_down, i, "ffn_down.weight", h->n_ff, n_embd, true));
+        if (k_arch_gemma && (flags & ARCH_GEMMA)) {
+            TERN_TRY(b.bind_layer(&l->attn_post_norm, i, "post_attention_norm.weight", n_embd, 0, true));
+            TERN_TRY(b.bind_layer(&l->ffn_post_norm, i, "post_ffw_norm.weight", n_embd, 0, true));
+        }
     }
     return TERN_OK;
 }
