@@ -205,6 +205,12 @@ tern_status tern_hal_error(tern_status status, const char * fmt, ...)
  * returns how many there are. Kinds whose count() is 0 list nothing. */
 int32_t tern_hal_list_devices(char (*names)[32], int32_t n);
 
+/* One line about a device instance, its describe() ("vulkan0: llvmpipe (CPU,
+ * Vulkan 1.3), UMA, ...; fp16 yes, int8 yes, ..."), written into buf like
+ * snprintf: opens the instance, asks, closes it (tern --version, -v). A
+ * device spec as tern_model_params.devices takes ("vulkan0", "sim1"). */
+tern_status tern_hal_describe_device(const char * name, char * buf, size_t size);
+
 #ifdef __cplusplus
 }
 #endif
