@@ -68,6 +68,10 @@ struct envelope_run {
     int      n_threads = 2;
     uint32_t n_ctx = 512;   // the reference's; smaller makes a sliding-window cache reuse cells
     std::vector<int> * greedy_out = NULL;  // the greedy tokens Tern chose, when wanted
+    // Placement (builds with devices): the model's device list and -ngl, the context's KV offload.
+    const char * devices = NULL;
+    int32_t  n_gpu_layers = 0;
+    int      offload_kqv = 1;
 };
 
 static inline void envelope_check(const reference_case & rc, const std::string & label, const std::string & path,
@@ -75,6 +79,8 @@ static inline void envelope_check(const reference_case & rc, const std::string &
     const char * what = label.c_str();
     tern_model * m = NULL;
     tern_model_params mp = tern_model_default_params();
+    mp.devices = run.devices;
+    mp.n_gpu_layers = run.n_gpu_layers;
     tern_status st = tern_model_load_file(path.c_str(), &mp, &m);
     CHECK_MSG(st == TERN_OK, "%s: load: %s", what, tern_last_error());
     if (st != TERN_OK) return;
@@ -95,6 +101,7 @@ static inline void envelope_check(const reference_case & rc, const std::string &
     cp.n_batch = 512;
     cp.n_threads = run.n_threads;
     cp.logits_all = 1;
+    cp.offload_kqv = run.offload_kqv;
     tern_context * ctx = NULL;
     st = tern_context_create(m, &cp, &ctx);
     CHECK_MSG(st == TERN_OK, "%s: context: %s", what, tern_last_error());
