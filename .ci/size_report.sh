@@ -79,6 +79,32 @@ m7=(--toolchain toolchain/arm-none-eabi.cmake)
 b=$(build cortex-m7 full "${m7[@]}" -DCMAKE_BUILD_TYPE=MinSizeRel);          measure cortex-m7 full arm-none-eabi-size "$b"
 b=$(build cortex-m7 trimmed "${m7[@]}" "${trim[@]}");                        measure cortex-m7 trimmed arm-none-eabi-size "$b"
 
+# Devices (TERN_DEVICES): the HAL core and each device's own objects, text as
+# GNU size counts it (the Vulkan device's includes its embedded SPIR-V).
+dev_rows=()
+if command -v glslc >/dev/null 2>&1 && [ -f /usr/include/vulkan/vulkan_core.h ]; then
+  b=b-size-x86-64-devices
+  cmake -B "$b" -DTERN_BUILD_TESTS=OFF -DTERN_BUILD_BENCH=OFF -DTERN_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Release \
+        "-DTERN_DEVICES=sim;vulkan" >"$tmp/cfg.log" 2>&1 || { cat "$tmp/cfg.log"; exit 1; }
+  cmake --build "$b" -j2 >"$tmp/build.log" 2>&1 || { tail -40 "$tmp/build.log"; exit 1; }
+  mkdir -p "$tmp/ar" && (cd "$tmp/ar" && ar x "$OLDPWD/$b/lib/libtern.a")
+  part() {  # <name> <member objects...>: one row, text of those objects
+    local name=$1
+    shift
+    local t
+    t=$(cd "$tmp/ar" && size -t "$@" | tail -1 | awk '{ print $1 }')
+    dev_rows+=("| $name | $(kib "$t") |")
+    echo "size: devices: $name: text $t"
+  }
+  part "HAL core (registry, placement regex, scheduler, graph cache)" device.cpp.o offload.cpp.o regex.cpp.o sched.cpp.o graph_cache.cpp.o
+  part "sim device" sim_device.cpp.o
+  part "Vulkan device, code" vk_device.cpp.o vk_stream.cpp.o vk_ops.cpp.o vk_loader.cpp.o
+  part "Vulkan device, embedded SPIR-V ($(grep -c '^    VKS_' "$b/vkshaders/hal/vulkan/vk_shaders.h") shader variants)" vk_shaders.cpp.o
+  lib_devices=$(size -t "$b/lib/libtern.a" | tail -1 | awk '{ print $1 }')
+else
+  echo "size: no glslc or Vulkan headers: the devices' sizes are not measured"
+fi
+
 # goal <what> <bytes> <limit bytes>
 goal() {
   local what=$1 got=${2:-} limit=$3
@@ -106,6 +132,21 @@ goal() {
   echo "| target | build | libtern.a text | data | bss | \`tern\` CLI text (static) | firmware example text |"
   echo "|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
+  echo
+  echo "## Devices (TERN_DEVICES)"
+  echo
+  echo "x86-64, Release, \`-DTERN_DEVICES=\"sim;vulkan\"\`: the objects each part adds to libtern.a"
+  echo "(the default build has none of them)."
+  echo
+  if [ ${#dev_rows[@]} -gt 0 ]; then
+    echo "| part | text |"
+    echo "|---|---|"
+    printf '%s\n' "${dev_rows[@]}"
+    echo
+    echo "libtern.a text with both devices: $(kib "$lib_devices")."
+  else
+    echo "Not measured (no glslc or Vulkan headers on the machine that ran the report)."
+  fi
   echo
   echo "## Goals (issue 9)"
   echo
