@@ -4,8 +4,9 @@
 #
 #   bench/vulkan_gpu.sh prepare          here, with network: the Debian packages the
 #                                        GPU machine may lack (the Vulkan loader and
-#                                        headers, glslc) into .vkgpu/ (git-ignored):
-#                                        carry .vkgpu (and llama.cpp's sources)
+#                                        headers, glslc) into .vkgpu/, 3.4 MB, left
+#                                        untracked so that it travels with the tree
+#                                        (llama.cpp's sources go with them)
 #   bench/vulkan_gpu.sh run MODEL...     there: unpack them, build Tern with
 #                                        TERN_DEVICES=vulkan and, when LLAMA_DIR names
 #                                        llama.cpp's sources (c392e509), llama.cpp with
@@ -22,7 +23,6 @@ pkgs="libvulkan1 libvulkan-dev glslc libshaderc1"
 
 if [ "$mode" = prepare ]; then
     mkdir -p .vkgpu /tmp/vkgpu-lists/partial
-    grep -qx '/.vkgpu/' .git/info/exclude 2>/dev/null || echo /.vkgpu/ >> .git/info/exclude
     o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/vkgpu-lists'
     apt-get $o update -qq
     (cd .vkgpu && apt-get $o download $pkgs)
