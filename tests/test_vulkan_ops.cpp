@@ -7,8 +7,9 @@
 // sizes 64, 128 and odd ones (8, 80, 72), n_kv not a multiple of 32, more
 // cells than the shader keeps in shared memory, sliding-window masks and
 // per-token bounds, GQA and MQA, strided views, tables and weights wider than
-// one binding (a second instance opened with max_binding=65536, so every split
-// path runs on lavapipe's 128 MiB bindings too).
+// one binding and products whose output is (a second instance opened with
+// max_binding=65536, so every split path runs on lavapipe's 128 MiB bindings
+// too).
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -524,6 +525,8 @@ int main(void) {
         mul_mat(s, TERN_TYPE_Q8_0, 2048, 150, 1, true, "2048x150 decode, 64 KiB windows");
         mul_mat(s, TERN_TYPE_Q4_K, 2048, 200, 6, true, "2048x200 prompt, 64 KiB windows");
         mul_mat(s, TERN_TYPE_F16, 1024, 100, 2, false, "1024x100 decode, 64 KiB windows");
+        mul_mat(s, TERN_TYPE_Q4_0, 256, 2000, 12, true, "256x2000 M 12: dst past a binding, chunks of rows");
+        mul_mat(s, TERN_TYPE_Q6_K, 256, 9000, 2, false, "256x9000 M 2: dst past a binding, vec chunks");
         s.close();
     }
     printf("%d cases, %d failed\n", r.n_cases + s.n_cases, r.n_failed + s.n_failed);

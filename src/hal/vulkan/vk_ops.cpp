@@ -185,6 +185,15 @@ tern_status dispatch(vk_device * d, int32_t shader, const binding * b, int32_t n
 
 // ---- op by op ----------------------------------------------------------------------
 
+bool f32(const tern_hal_tensor & t) { return t.type == TERN_TYPE_F32 && t.nb[0] == 4; }
+bool i32(const tern_hal_tensor & t) { return t.type == TERN_TYPE_I32; }
+bool fits(vk_device * d, const tern_hal_tensor & t) { return span(t) + d->bind_align <= d->max_binding; }
+bool fits_u32(const tern_hal_tensor & t) {
+    for (int i = 0; i < 4; i++) if (t.nb[i] > 0xffffffffull || t.ne[i] > 0x7fffffff) return false;
+    return true;
+}
+bool rows_even(const tern_hal_tensor & t) { return row_bytes(t.type, t.ne[0]) % 2 == 0 && t.nb[1] % 2 == 0; }
+
 // Rows of a weight / table (row stride nb1) per binding window.
 int64_t window_rows(vk_device * d, const tern_hal_tensor & w) {
     const uint64_t room = d->max_binding > d->bind_align ? d->max_binding - d->bind_align : d->max_binding;
@@ -216,43 +225,64 @@ tern_status op_get_rows(vk_device * d, const tern_hal_op_desc * op) {
     return TERN_OK;
 }
 
-bool mul_mat_vec(const tern_hal_op_desc * op) {
-    const int64_t M = nrows(op->src[1]), K = op->src[0].ne[0], qa = act_block(op->src[0].type);
+bool mul_mat_vec(int32_t type, int64_t K, int64_t M) {
+    const int64_t qa = act_block(type);
     return M <= kVecMaxM && (qa == 1 || K / qa <= kVecMaxBlocks);
+}
+
+// Activation rows per dispatch: all of them, or as many as keep X and dst
+// (a vocabulary-wide output of a 512-token prompt: 311 MB at 151936 rows) within
+// one binding each; X is then 2-D (supports_op).
+int64_t mul_mat_rows(vk_device * d, const tern_hal_op_desc * op) {
+    const tern_hal_tensor & x = op->src[1], & dst = op->dst;
+    const int64_t M = nrows(x);
+    if (fits(d, x) && fits(d, dst)) return M;
+    const uint64_t room = d->max_binding - d->bind_align;
+    const uint64_t per = (x.nb[1] > dst.nb[1] ? x.nb[1] : dst.nb[1]);
+    const int64_t rows = (int64_t) (room / (per ? per : 1));
+    return rows < M ? rows : M;
 }
 
 tern_status op_mul_mat(vk_device * d, const tern_hal_op_desc * op) {
     const tern_hal_tensor & w = op->src[0], & x = op->src[1], & bias = op->src[2], & dst = op->dst;
     const int64_t K = w.ne[0], N = w.ne[1], M = nrows(x);
-    const bool vec = mul_mat_vec(op);
-    const int32_t shader = (vec ? VKS_mul_mat_vec_F32 : VKS_mul_mat_F32) + type_slot(w.type);
-    int64_t win = window_rows(d, w);
-    for (int64_t n0 = 0; n0 < N; n0 += win) {
-        const int64_t rows = N - n0 < win ? N - n0 : win;
-        uint32_t pc[VK_PUSH_WORDS] = {0};
-        binding b[4];
-        b[0] = bind(d, dst, true, &pc[0]);
-        b[1] = bind_bytes(d, w.buffer, w.offset + (uint64_t) n0 * w.nb[1], (uint64_t) rows * w.nb[1], false, &pc[1]);
-        b[2] = bind(d, x, false, &pc[2]);
-        b[3] = present(bias) ? bind(d, bias, false, &pc[3]) : none(d);
-        pc[4] = (uint32_t) K;
-        pc[5] = (uint32_t) N;
-        pc[6] = (uint32_t) n0;
-        pc[7] = (uint32_t) rows;
-        pc[8] = (uint32_t) M;
-        pc[9] = (uint32_t) x.ne[1];
-        pc[10] = (uint32_t) x.ne[2];
-        pc[11] = (uint32_t) x.nb[1];
-        pc[12] = (uint32_t) x.nb[2];
-        pc[13] = (uint32_t) x.nb[3];
-        pc[14] = (uint32_t) w.nb[1];
-        pc[15] = present(bias);
-        if (vec) {   // quantized: 64 rows per workgroup, one per thread; float: 4 rows per workgroup
-            const int64_t per = act_block(w.type) > 1 ? 64 : 4;
-            TERN_TRY(dispatch(d, shader, b, 4, pc, (uint64_t) ((rows + per - 1) / per)));
-        } else {   // tiles of 32 x 32 (IQ4_NL: 16 x 16)
-            const int64_t t = w.type == TERN_TYPE_IQ4_NL ? 16 : 32;
-            TERN_TRY(dispatch(d, shader, b, 4, pc, (uint64_t) ((rows + t - 1) / t), (uint32_t) ((M + t - 1) / t)));
+    const int64_t mc = mul_mat_rows(d, op);
+    const int64_t win = window_rows(d, w);
+    for (int64_t m0 = 0; m0 < M; m0 += mc) {
+        const int64_t rows_m = M - m0 < mc ? M - m0 : mc;
+        const bool chunked = rows_m != M;   // X is 2-D then: rows m0 .. m0 + rows_m at stride nb1
+        const bool vec = mul_mat_vec(w.type, K, rows_m);
+        const int32_t shader = (vec ? VKS_mul_mat_vec_F32 : VKS_mul_mat_F32) + type_slot(w.type);
+        for (int64_t n0 = 0; n0 < N; n0 += win) {
+            const int64_t rows = N - n0 < win ? N - n0 : win;
+            uint32_t pc[VK_PUSH_WORDS] = {0};
+            binding b[4];
+            b[0] = chunked ? bind_bytes(d, dst.buffer, dst.offset + (uint64_t) m0 * dst.nb[1], (uint64_t) rows_m * dst.nb[1], true, &pc[0])
+                           : bind(d, dst, true, &pc[0]);
+            b[1] = bind_bytes(d, w.buffer, w.offset + (uint64_t) n0 * w.nb[1], (uint64_t) rows * w.nb[1], false, &pc[1]);
+            b[2] = chunked ? bind_bytes(d, x.buffer, x.offset + (uint64_t) m0 * x.nb[1],
+                                        (uint64_t) (rows_m - 1) * x.nb[1] + (uint64_t) K * 4, false, &pc[2])
+                           : bind(d, x, false, &pc[2]);
+            b[3] = present(bias) ? bind(d, bias, false, &pc[3]) : none(d);
+            pc[4] = (uint32_t) K;
+            pc[5] = (uint32_t) N;
+            pc[6] = (uint32_t) n0;
+            pc[7] = (uint32_t) rows;
+            pc[8] = (uint32_t) rows_m;
+            pc[9] = (uint32_t) (chunked ? rows_m : x.ne[1]);
+            pc[10] = (uint32_t) (chunked ? 1 : x.ne[2]);
+            pc[11] = (uint32_t) x.nb[1];
+            pc[12] = (uint32_t) x.nb[2];
+            pc[13] = (uint32_t) x.nb[3];
+            pc[14] = (uint32_t) w.nb[1];
+            pc[15] = present(bias);
+            if (vec) {   // quantized: 64 rows per workgroup, one per thread; float: 4 rows per workgroup
+                const int64_t per = act_block(w.type) > 1 ? 64 : 4;
+                TERN_TRY(dispatch(d, shader, b, 4, pc, (uint64_t) ((rows + per - 1) / per)));
+            } else {   // tiles of 32 x 32 (IQ4_NL: 16 x 16)
+                const int64_t t = w.type == TERN_TYPE_IQ4_NL ? 16 : 32;
+                TERN_TRY(dispatch(d, shader, b, 4, pc, (uint64_t) ((rows + t - 1) / t), (uint32_t) ((rows_m + t - 1) / t)));
+            }
         }
     }
     return TERN_OK;
@@ -471,7 +501,9 @@ void shaders_of(const tern_hal_op_desc * op, int32_t * ids) {
     switch (op->op) {
         case TERN_HAL_OP_GET_ROWS: ids[n++] = VKS_get_rows_F32 + type_slot(op->src[0].type); break;
         case TERN_HAL_OP_MUL_MAT:
-            ids[n++] = (mul_mat_vec(op) ? VKS_mul_mat_vec_F32 : VKS_mul_mat_F32) + type_slot(op->src[0].type);
+            // (a prepare without memory: both paths, either may run for a chunk of rows)
+            ids[n++] = VKS_mul_mat_vec_F32 + type_slot(op->src[0].type);
+            ids[n++] = VKS_mul_mat_F32 + type_slot(op->src[0].type);
             break;
         case TERN_HAL_OP_RMS_NORM: ids[n++] = VKS_rms_norm; break;
         case TERN_HAL_OP_ADD: case TERN_HAL_OP_MUL: case TERN_HAL_OP_SCALE: case TERN_HAL_OP_SWIGLU: ids[n++] = VKS_eltwise; break;
@@ -488,15 +520,6 @@ void shaders_of(const tern_hal_op_desc * op, int32_t * ids) {
     ids[n] = -1;
 }
 
-bool f32(const tern_hal_tensor & t) { return t.type == TERN_TYPE_F32 && t.nb[0] == 4; }
-bool i32(const tern_hal_tensor & t) { return t.type == TERN_TYPE_I32; }
-bool fits(vk_device * d, const tern_hal_tensor & t) { return span(t) + d->bind_align <= d->max_binding; }
-bool fits_u32(const tern_hal_tensor & t) {
-    for (int i = 0; i < 4; i++) if (t.nb[i] > 0xffffffffull || t.ne[i] > 0x7fffffff) return false;
-    return true;
-}
-bool rows_even(const tern_hal_tensor & t) { return row_bytes(t.type, t.ne[0]) % 2 == 0 && t.nb[1] % 2 == 0; }
-
 }  // namespace
 
 int vk_supports_op(vk_device * d, const tern_hal_op_desc * op) {
@@ -505,7 +528,7 @@ int vk_supports_op(vk_device * d, const tern_hal_op_desc * op) {
     for (int i = 0; i < TERN_HAL_MAX_SRC; i++) {
         if (present(op->src[i]) && !fits_u32(op->src[i])) return 0;
     }
-    if (!fits_u32(dst) || !fits(d, dst)) return 0;
+    if (!fits_u32(dst) || (op->op != TERN_HAL_OP_MUL_MAT && !fits(d, dst))) return 0;
     switch (op->op) {
         case TERN_HAL_OP_GET_ROWS:
             // a table of any size: bound a window of rows at a time; rows no larger than a window
@@ -515,7 +538,12 @@ int vk_supports_op(vk_device * d, const tern_hal_op_desc * op) {
             if (!is_weight_type(s0.type) || s0.layout != 0 || !f32(s1) || !f32(dst) || s0.ne[2] != 1 || s0.ne[3] != 1) return 0;
             const tern_type_traits * tr = tern_type_traits_get((tern_type) s0.type);
             if (!tr || s0.ne[0] % tr->blck_size != 0 || s0.nb[1] != row_bytes(s0.type, s0.ne[0])) return 0;
-            if (s0.ne[0] % act_block(s0.type) != 0 || s1.ne[0] != s0.ne[0] || !fits(d, s1)) return 0;
+            if (s0.ne[0] % act_block(s0.type) != 0 || s1.ne[0] != s0.ne[0]) return 0;
+            // X or dst past a binding: chunks of activation rows, which needs a 2-D X and one row of each in a binding
+            if ((!fits(d, s1) || !fits(d, dst)) &&
+                (s1.ne[2] * s1.ne[3] != 1 || s1.nb[1] + d->bind_align > d->max_binding || dst.nb[1] + d->bind_align > d->max_binding)) {
+                return 0;
+            }
             if (dst.ne[0] != s0.ne[1] || dst.nb[1] != (uint64_t) dst.ne[0] * 4 || nrows(dst) != nrows(s1)) return 0;
             if (dst.nb[2] != dst.nb[1] * (uint64_t) dst.ne[1] || dst.nb[3] != dst.nb[2] * (uint64_t) dst.ne[2]) return 0;
             if (present(s2) && (!f32(s2) || s2.ne[0] != s0.ne[1])) return 0;
