@@ -92,9 +92,14 @@ bool cli_device_flag(const char * cmd, int argc, char ** argv, int & i, cli_devi
     return true;
 }
 
+#if TERN_WITH_HAL
+static long long g_ngl_asked;   // -ngl N given without a device list (for the note of cli_print_placement)
+#endif
+
 void cli_devices_apply(const char * cmd, const cli_devices & d, tern_model_params * mp, tern_context_params * cp) {
 #if TERN_WITH_HAL
     const bool none = d.devices == "none";
+    g_ngl_asked = d.devices.empty() && d.ngl != -2 && d.ngl != 0 ? d.ngl : 0;
     mp->devices = d.devices.empty() || none ? NULL : d.devices.c_str();
     mp->n_gpu_layers = none || d.ngl == -2 ? 0 : (int32_t) d.ngl;
     if (!d.devices.empty() && !none && d.ngl == -2) {
@@ -160,6 +165,14 @@ static void mib(char * buf, size_t n, uint64_t bytes) { snprintf(buf, n, "%.2f M
 void cli_print_placement(FILE * f, const tern_model * m, const tern_context * ctx) {
     tern_device_usage u[9];
     const int32_t n = ctx ? tern_context_devices(ctx, u, 9) : tern_model_devices(m, u, 9);
+#if TERN_WITH_HAL
+    // -ngl asked for offload and no device took a layer (none offers itself:
+    // only the sim is built in, or no driver is present): say so, as a build
+    // without devices does.
+    if (n <= 1 && tern_model_layer_device(m, 0) == 0 && g_ngl_asked) {
+        fprintf(f, "load: -ngl %lld: no accelerator present; every layer runs on the CPU (--list-devices)\n", g_ngl_asked);
+    }
+#endif
     if (n <= 1) return;  // the CPU alone: nothing to say
     const int32_t n_layer = tern_model_n_layer(m);
     int32_t off = 0, out = 0;
