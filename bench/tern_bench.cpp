@@ -15,12 +15,10 @@
 // decode reads every weight once per token, so this is the figure to hold
 // against the machine's memory bandwidth.
 //
-// Accelerators (builds with TERN_DEVICES): -ngl (a list, as llama-bench's),
-// --device, --graph-cache (a list: 0 turns capture off) and -nkvo; with -ngl
-// the table gains ngl and graph columns and, per test, the host CPU time of
-// the decoding thread per token (CLOCK_THREAD_CPUTIME_ID over the timed
-// part: what replaying a captured graph saves), the device submissions and
-// the capture-cache hits per token (tern_perf_context).
+// With devices (-ngl or --device) each test also gives the host CPU time of
+// the decoding thread per timed token (CLOCK_THREAD_CPUTIME_ID; pool workers
+// are not counted): what replaying a captured device graph saves against
+// launching its ops one by one (--graph-cache 0).
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -34,6 +32,7 @@
 #include <vector>
 
 #include "tern.h"
+#include "device_flags.h"
 
 namespace {
 
@@ -54,13 +53,12 @@ int default_threads(void) {
 struct options {
     std::vector<std::string> models;
     std::vector<int> n_prompt, n_gen, n_depth, n_threads, n_batch;
+    std::vector<int> n_gpu_layers, no_kv_offload, graph_cache;   // lists, as llama-bench's -ngl / -nkvo
     std::vector<std::pair<int, int>> n_pg;
     int reps = k_default_reps;
     output_format format = OUT_MD;
-    std::vector<int> ngl;           // -ngl values (empty: not given, the CPU alone)
-    std::vector<int> graph_cache;   // --graph-cache values (-1: the build's default)
-    std::string devices;            // --device list ("": every accelerator present)
-    bool nkvo = false;
+    cli_devices dev;   // --device, -ot, -ts, --no-op-offload (one setting for every test)
+    bool devices = false;  // a device column set is shown (-ngl or --device given)
 };
 
 void usage(FILE * f) {
@@ -85,20 +83,23 @@ void usage(FILE * f) {
         "                             clamped to what the test needs)\n"
         "  -r, --repetitions N        timed runs per test, after one warmup (default %d)\n"
         "  -o, --output md|csv|json   output format (default md)\n"
-        "  -ngl, --n-gpu-layers N     layers on the devices (a list; 99: all; builds with devices)\n"
-        "  -dev, --device LIST        devices to use, comma-separated (vulkan0, sim0; default: every\n"
-        "                             accelerator present)\n"
-        "  --graph-cache N            captured device graphs kept (a list; 0: capture off; default:\n"
-        "                             the build's)\n"
-        "  -nkvo, --no-kv-offload     keep every KV cache on the CPU\n"
+        "  -ngl, --n-gpu-layers N     layers on the devices, a list (default 0; the model is\n"
+        "                             loaded once per value)\n"
+        "  -nkvo, --no-kv-offload 0|1 KV caches on the CPU, a list (default 0)\n"
+        "  --graph-cache N            captured device graphs kept, a list (default 12; 0: capture\n"
+        "                             off, every op launched one by one)\n"
+        "  -dev, --device LIST        devices to use, NAME[:PARAMS] comma-separated (sim0, vulkan0)\n"
+        "  -ot, -ts, --no-op-offload  as tern run --help describes\n"
+        "  --list-devices             the devices this build sees\n"
         "\n"
         "Columns: model (file name), size (weight bytes in MiB/GiB), params, kernels (the\n"
         "kernel set in use), threads, test (pp512, tg128, pp512+tg128, \"pp512 @ d1024\"),\n"
         "t/s (mean ± standard deviation over the repetitions) and, for tg tests, GB/s:\n"
         "the effective bandwidth, weight bytes x t/s / 1e9. csv and json carry the same\n"
-        "fields and the per-repetition samples (samples_ns, samples_ts). With -ngl: ngl and graph\n"
-        "(the graph cache size) columns and, per token, cpu ms (host CPU time of the decoding\n"
-        "thread), subm (device submissions) and hits (captured graphs replayed).\n"
+        "fields and the per-repetition samples (samples_ns, samples_ts).\n"
+        "With -ngl or --device: an ngl column and, for tg tests, what each generated token\n"
+        "took on the devices (captures, cache hits and device submissions per token); for\n"
+        "every test cpu ms/t, the decoding thread's host CPU time per timed token.\n"
         "Exit status: 0 done, 1 a model or test failed, 2 bad command line.\n",
         k_default_prompt, k_default_gen, default_threads(), TERN_MAX_THREADS, k_default_batch,
         k_default_reps);
@@ -178,13 +179,23 @@ int parse_args(int argc, char ** argv, options * o) {
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i];
         if (a == "-h" || a == "--help") { usage(stdout); return 1; }
-        if (a == "-nkvo" || a == "--no-kv-offload") { o->nkvo = true; continue; }
         const char * flag = argv[i];
+        const bool list_flag = a == "-ngl" || a == "--n-gpu-layers" || a == "-nkvo" || a == "--no-kv-offload" ||
+                               a == "--graph-cache";
+        bool dev_ok = true;
+        if (!list_flag && cli_device_flag("tern-bench", argc, argv, i, o->dev, &dev_ok)) {
+            if (!dev_ok) return 2;
+            if (a == "--list-devices") {
+                cli_list_devices(stdout);
+                return 1;
+            }
+            if (a == "-dev" || a == "--device") o->devices = true;
+            continue;
+        }
         const bool known = a == "-m" || a == "--model" || a == "-p" || a == "--n-prompt" || a == "-n" ||
                            a == "--n-gen" || a == "-pg" || a == "-d" || a == "--n-depth" || a == "-t" ||
                            a == "--threads" || a == "-b" || a == "--batch-size" || a == "-r" ||
-                           a == "--repetitions" || a == "-o" || a == "--output" || a == "-ngl" || a == "--n-gpu-layers" ||
-                           a == "-dev" || a == "--device" || a == "--graph-cache";
+                           a == "--repetitions" || a == "-o" || a == "--output" || list_flag;
         if (!known) {
             fprintf(stderr, "tern-bench: unknown option '%s' (tern-bench --help lists them)\n", flag);
             return 2;
@@ -217,6 +228,22 @@ int parse_args(int argc, char ** argv, options * o) {
             }
         } else if (a == "-b" || a == "--batch-size") {
             ok = parse_int_list(flag, v, 1, &o->n_batch);
+        } else if (a == "-ngl" || a == "--n-gpu-layers") {
+            // llama-bench's -ngl takes counts; -1 (all) is Tern's too
+            std::vector<std::string> items;
+            ok = split_list(flag, v, &items);
+            for (size_t k = 0; ok && k < items.size(); k++) {
+                int n = 0;
+                if (items[k] == "-1") n = -1;
+                else ok = parse_int(flag, items[k], 0, &n);
+                if (ok) o->n_gpu_layers.push_back(n);
+            }
+            o->devices = true;
+        } else if (a == "-nkvo" || a == "--no-kv-offload") {
+            ok = parse_int_list(flag, v, 0, &o->no_kv_offload);
+            for (int x : o->no_kv_offload) if (ok && x > 1) ok = bad_value(flag, "'%s' is not 0 or 1", v);
+        } else if (a == "--graph-cache") {
+            ok = parse_int_list(flag, v, 0, &o->graph_cache);
         } else if (a == "-pg") {
             std::vector<std::string> items;
             ok = split_list(flag, v, &items);
@@ -227,12 +254,6 @@ int parse_args(int argc, char ** argv, options * o) {
             int pp = 0, tg = 0;
             ok = ok && parse_int(flag, items[0], 0, &pp) && parse_int(flag, items[1], 0, &tg);
             if (ok) o->n_pg.push_back(std::make_pair(pp, tg));
-        } else if (a == "-ngl" || a == "--n-gpu-layers") {
-            ok = parse_int_list(flag, v, 0, &o->ngl);
-        } else if (a == "--graph-cache") {
-            ok = parse_int_list(flag, v, 0, &o->graph_cache);
-        } else if (a == "-dev" || a == "--device") {
-            o->devices = v;
         } else if (a == "-r" || a == "--repetitions") {
             ok = parse_int(flag, v, 1, &o->reps);
         } else {  // -o, --output
@@ -256,6 +277,8 @@ int parse_args(int argc, char ** argv, options * o) {
     if (o->n_depth.empty()) o->n_depth.push_back(0);
     if (o->n_threads.empty()) o->n_threads.push_back(default_threads());
     if (o->n_batch.empty()) o->n_batch.push_back(k_default_batch);
+    if (o->n_gpu_layers.empty()) o->n_gpu_layers.push_back(0);
+    if (o->no_kv_offload.empty()) o->no_kv_offload.push_back(0);
     if (o->graph_cache.empty()) o->graph_cache.push_back(-1);
     return 0;
 }
@@ -266,24 +289,25 @@ int parse_args(int argc, char ** argv, options * o) {
 
 struct test_case {
     int n_batch, n_threads, n_depth, n_prompt, n_gen;
-    int graph_cache;   // -1: the build's
+    int nkvo, graph_cache;   // -nkvo, --graph-cache (-1: the default)
 };
 
 // llama-bench's order: per model, per batch size, per thread count, per depth:
 // the pp tests, the tg tests, the pp+tg tests.
 std::vector<test_case> make_tests(const options & o) {
     std::vector<test_case> tests;
-    for (int gc : o.graph_cache)
     for (int nb : o.n_batch)
         for (int nt : o.n_threads)
-            for (int nd : o.n_depth) {
-                for (int np : o.n_prompt)
-                    if (np > 0) tests.push_back({ nb, nt, nd, np, 0, gc });
-                for (int ng : o.n_gen)
-                    if (ng > 0) tests.push_back({ nb, nt, nd, 0, ng, gc });
-                for (const auto & pg : o.n_pg)
-                    if (pg.first > 0 || pg.second > 0) tests.push_back({ nb, nt, nd, pg.first, pg.second, gc });
-            }
+            for (int kv : o.no_kv_offload)
+                for (int gc : o.graph_cache)
+                    for (int nd : o.n_depth) {
+                        for (int np : o.n_prompt)
+                            if (np > 0) tests.push_back({ nb, nt, nd, np, 0, kv, gc });
+                        for (int ng : o.n_gen)
+                            if (ng > 0) tests.push_back({ nb, nt, nd, 0, ng, kv, gc });
+                        for (const auto & pg : o.n_pg)
+                            if (pg.first > 0 || pg.second > 0) tests.push_back({ nb, nt, nd, pg.first, pg.second, kv, gc });
+                    }
     return tests;
 }
 
@@ -306,7 +330,7 @@ uint64_t now_ns(void) {
     return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
-// CPU time of the calling thread (the one that decodes; pool workers are not counted).
+// CPU time of the calling thread (the one that decodes).
 uint64_t thread_cpu_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -355,7 +379,8 @@ tern_status run_gen(tern_context * ctx, token_source * ts, int n) {
 struct model_info {
     std::string path, name, arch;
     uint64_t size = 0, n_params = 0;
-    int ngl = -2;   // -2: -ngl not given
+    int n_gpu_layers = 0;
+    bool no_op_offload = false;
 };
 
 struct result {
@@ -367,7 +392,10 @@ struct result {
     double avg_ns = 0, sd_ns = 0, avg_ts = 0, sd_ts = 0;
     bool has_gbps = false;
     double gbps = 0;
-    double cpu_ms_per_token = 0, subm_per_token = 0, hits_per_token = 0;   // over the timed runs
+    // Devices, per generated token of the timed runs (tg tests).
+    double captures_per_tok = 0, hits_per_tok = 0, submissions_per_tok = 0;
+    // Host CPU time of the decoding thread per timed token (every test).
+    double cpu_ms_per_tok = 0;
 };
 
 void mean_sd(const std::vector<double> & v, double * mean, double * sd) {
@@ -393,7 +421,7 @@ void finish(result * r) {
 }
 
 // Runs one test on a context of its own. Returns 0, or 1 after printing why not.
-int run_test(const tern_model * m, const model_info & mi, const test_case & tc, int reps, bool nkvo, result * r) {
+int run_test(const tern_model * m, const model_info & mi, const test_case & tc, int reps, result * r) {
     r->model = &mi;
     r->test = tc;
     r->name = test_name(tc);
@@ -405,8 +433,9 @@ int run_test(const tern_model * m, const model_info & mi, const test_case & tc, 
     cp.n_ctx = n_ctx;
     cp.n_batch = (uint32_t) tc.n_batch < n_ctx ? (uint32_t) tc.n_batch : n_ctx;
     cp.n_threads = tc.n_threads;
+    cp.offload_kqv = !tc.nkvo;
+    cp.op_offload = !mi.no_op_offload;
     cp.graph_cache = tc.graph_cache;
-    cp.offload_kqv = !nkvo;
     tern_context * ctx = NULL;
     tern_status st = tern_context_create(m, &cp, &ctx);
     if (st != TERN_OK) {
@@ -426,7 +455,7 @@ int run_test(const tern_model * m, const model_info & mi, const test_case & tc, 
     if (tc.n_prompt > 0) st = run_prompt(ctx, &ts, tc.n_prompt, nb, &buf);
     if (st == TERN_OK && tc.n_gen > 0) st = run_gen(ctx, &ts, 1);
 
-    uint64_t cpu_ns = 0, subm = 0, hits = 0;
+    uint64_t captures = 0, hits = 0, submissions = 0, cpu_ns = 0;
     for (int rep = 0; rep < reps && st == TERN_OK; rep++) {
         tern_kv_cache_clear(ctx);
         if (tc.n_depth > 0) st = run_prompt(ctx, &ts, tc.n_depth, nb, &buf);
@@ -438,16 +467,21 @@ int run_test(const tern_model * m, const model_info & mi, const test_case & tc, 
         if (st == TERN_OK && tc.n_gen > 0) st = run_gen(ctx, &ts, tc.n_gen);
         const uint64_t t1 = now_ns();
         cpu_ns += thread_cpu_ns() - c0;
+        if (st == TERN_OK) r->samples_ns.push_back(t1 - t0);
         tern_perf_data pd;
         tern_perf_context(ctx, &pd);
-        subm += pd.submissions;
+        captures += pd.captures;
         hits += pd.hits;
-        if (st == TERN_OK) r->samples_ns.push_back(t1 - t0);
+        submissions += pd.submissions;
     }
-    const double n_tok = (double) reps * (double) (tc.n_prompt + tc.n_gen);
-    r->cpu_ms_per_token = (double) cpu_ns / 1e6 / n_tok;
-    r->subm_per_token = (double) subm / n_tok;
-    r->hits_per_token = (double) hits / n_tok;
+    if (tc.n_prompt == 0 && tc.n_gen > 0 && reps > 0) {
+        const double n = (double) reps * tc.n_gen;
+        r->captures_per_tok = (double) captures / n;
+        r->hits_per_tok = (double) hits / n;
+        r->submissions_per_tok = (double) submissions / n;
+    }
+    if (reps > 0 && tc.n_prompt + tc.n_gen > 0)
+        r->cpu_ms_per_tok = (double) cpu_ns / 1e6 / ((double) reps * (tc.n_prompt + tc.n_gen));
     tern_context_free(ctx);
     if (st != TERN_OK) {
         fprintf(stderr, "tern-bench: %s: %s: decode failed: %s (%s)\n", mi.path.c_str(), what, tern_status_str(st),
@@ -532,11 +566,13 @@ std::vector<field> fields_of(const result & r, bool json) {
         { "n_prompt", std::to_string(r.test.n_prompt), false },
         { "n_gen", std::to_string(r.test.n_gen), false },
         { "n_depth", std::to_string(r.test.n_depth), false },
-        { "n_gpu_layers", std::to_string(r.model->ngl < 0 ? 0 : r.model->ngl), false },
+        { "n_gpu_layers", std::to_string(r.model->n_gpu_layers), false },
+        { "no_kv_offload", std::to_string(r.test.nkvo), false },
         { "graph_cache", std::to_string(r.test.graph_cache), false },
-        { "host_cpu_ms_per_token", fmt("%.6f", r.cpu_ms_per_token), false },
-        { "submissions_per_token", fmt("%.4f", r.subm_per_token), false },
-        { "hits_per_token", fmt("%.4f", r.hits_per_token), false },
+        { "captures_per_token", fmt("%.4f", r.captures_per_tok), false },
+        { "hits_per_token", fmt("%.4f", r.hits_per_tok), false },
+        { "submissions_per_token", fmt("%.4f", r.submissions_per_tok), false },
+        { "host_cpu_ms_per_token", fmt("%.6f", r.cpu_ms_per_tok), false },
         { "test", r.name, true },
         { "test_time", r.time, true },
         { "avg_ns", fmt("%.0f", r.avg_ns), false },
@@ -552,7 +588,7 @@ std::vector<field> fields_of(const result & r, bool json) {
 struct printer {
     output_format format;
     bool show_batch;   // md: an n_batch column when -b was given (as llama-bench)
-    bool show_dev;     // md: ngl, graph and the per-token device columns when -ngl was given
+    bool show_devices; // md: ngl and per-token device columns
     int n_printed = 0;
 
     void header(void) {
@@ -560,7 +596,7 @@ struct printer {
             result dummy;
             model_info mi;
             dummy.model = &mi;
-            dummy.test = test_case{ 0, 0, 0, 0, 0, 0 };
+            dummy.test = test_case{ 0, 0, 0, 0, 0, 0, -1 };
             std::vector<field> f = fields_of(dummy, false);
             for (size_t i = 0; i < f.size(); i++) printf("%s%s", i ? "," : "", f[i].name);
             printf("\n");
@@ -569,17 +605,16 @@ struct printer {
         } else {
             printf("| %-30s | %10s | %10s | %-7s | %7s |", "model", "size", "params", "kernels", "threads");
             if (show_batch) printf(" %7s |", "n_batch");
-            if (show_dev) printf(" %3s | %5s |", "ngl", "graph");
+            if (show_devices) printf(" %3s | %4s | %5s |", "ngl", "nkvo", "cache");
             printf(" %13s | %20s | %8s |", "test", "t/s", "GB/s");
-            if (show_dev) printf(" %8s | %6s | %6s |", "cpu ms/t", "subm/t", "hits/t");
+            if (show_devices) printf(" %8s | %8s | %8s | %8s |", "capt/tok", "hits/tok", "subm/tok", "cpu ms/t");
             printf("\n| %s | %s: | %s: | %s | %s: |", std::string(30, '-').c_str(), std::string(9, '-').c_str(),
                    std::string(9, '-').c_str(), std::string(7, '-').c_str(), std::string(6, '-').c_str());
             if (show_batch) printf(" %s: |", std::string(6, '-').c_str());
-            if (show_dev) printf(" %s: | %s: |", std::string(2, '-').c_str(), std::string(4, '-').c_str());
-            printf(" %s: | %s: | %s: |", std::string(12, '-').c_str(), std::string(19, '-').c_str(),
-                   std::string(7, '-').c_str());
-            if (show_dev) printf(" %s: | %s: | %s: |", std::string(7, '-').c_str(), std::string(5, '-').c_str(),
-                                 std::string(5, '-').c_str());
+            if (show_devices) printf(" %s: | %s: | %s: |", std::string(2, '-').c_str(), std::string(3, '-').c_str(), std::string(4, '-').c_str());
+            printf(" %s: | %s: | %s: |", std::string(12, '-').c_str(), std::string(19, '-').c_str(), std::string(7, '-').c_str());
+            if (show_devices) printf(" %s: | %s: | %s: | %s: |", std::string(7, '-').c_str(), std::string(7, '-').c_str(),
+                                     std::string(7, '-').c_str(), std::string(7, '-').c_str());
             printf("\n");
         }
         fflush(stdout);
@@ -601,14 +636,18 @@ struct printer {
             printf("| %-30s | %10s | %10s | %-7s | %7d |", r.model->name.c_str(), size_str(r.model->size).c_str(),
                    params_str(r.model->n_params).c_str(), tern_kernels_name(), r.test.n_threads);
             if (show_batch) printf(" %7d |", r.test.n_batch);
-            if (show_dev) {
-                printf(" %3d | %5s |", r.model->ngl < 0 ? 0 : r.model->ngl,
-                       r.test.graph_cache < 0 ? "dflt" : std::to_string(r.test.graph_cache).c_str());
-            }
+            if (show_devices) printf(" %3d | %4d | %5s |", r.model->n_gpu_layers, r.test.nkvo,
+                                     r.test.graph_cache < 0 ? "-" : std::to_string(r.test.graph_cache).c_str());
             const std::string ts = fmt("%.2f", r.avg_ts) + " ± " + fmt("%.2f", r.sd_ts);
             // "±" is two bytes: one more column of width keeps the table aligned.
-            printf(" %13s | %21s | %8s |", r.name.c_str(), ts.c_str(), r.has_gbps ? fmt("%.2f", r.gbps).c_str() : "");
-            if (show_dev) printf(" %8.3f | %6.2f | %6.2f |", r.cpu_ms_per_token, r.subm_per_token, r.hits_per_token);
+            printf(" %13s | %21s | %8s |", r.name.c_str(), ts.c_str(),
+                   r.has_gbps ? fmt("%.2f", r.gbps).c_str() : "");
+            if (show_devices) {
+                const bool tg = r.test.n_prompt == 0;
+                printf(" %8s | %8s | %8s |", tg ? fmt("%.3f", r.captures_per_tok).c_str() : "",
+                       tg ? fmt("%.3f", r.hits_per_tok).c_str() : "", tg ? fmt("%.3f", r.submissions_per_tok).c_str() : "");
+                printf(" %8.3f |", r.cpu_ms_per_tok);
+            }
             printf("\n");
         }
         n_printed++;
@@ -647,18 +686,15 @@ int main(int argc, char ** argv) {
     printer p;
     p.format = o.format;
     p.show_batch = !(o.n_batch.size() == 1 && o.n_batch[0] == k_default_batch);
-    p.show_dev = !o.ngl.empty();
+    p.show_devices = o.devices;
     p.header();
     int rc = 0;
-    std::vector<int> ngls = o.ngl;
-    if (ngls.empty()) ngls.push_back(-2);
-    for (const std::string & path : o.models)
-    for (int ngl : ngls) {
+    for (const std::string & path : o.models) for (int ngl : o.n_gpu_layers) {
         tern_model_params mp = tern_model_default_params();
-        if (ngl != -2) {
-            mp.n_gpu_layers = ngl;
-            mp.devices = o.devices.empty() ? NULL : o.devices.c_str();
-        }
+        cli_devices dev = o.dev;
+        dev.ngl = ngl;
+        if (!o.devices) dev.ngl = -2;  // not asked: no note
+        cli_devices_apply("tern-bench", dev, &mp, NULL);
         tern_model * m = NULL;
         tern_status st = tern_model_load_file(path.c_str(), &mp, &m);
         if (st != TERN_OK) {
@@ -666,9 +702,11 @@ int main(int argc, char ** argv) {
             rc = 1;
             break;
         }
+        cli_devices_loaded("tern-bench", dev, m);
         model_info mi;
+        mi.n_gpu_layers = ngl;
+        mi.no_op_offload = o.dev.no_op_offload;
         mi.path = path;
-        mi.ngl = ngl;
         const size_t slash = path.find_last_of('/');
         mi.name = slash == std::string::npos ? path : path.substr(slash + 1);
         mi.arch = tern_model_arch(m) ? tern_model_arch(m) : "";
@@ -682,7 +720,7 @@ int main(int argc, char ** argv) {
         }
         for (const test_case & tc : tests) {
             result r;
-            if (run_test(m, mi, tc, o.reps, o.nkvo, &r) != 0) {
+            if (run_test(m, mi, tc, o.reps, &r) != 0) {
                 rc = 1;
                 break;
             }

@@ -281,7 +281,7 @@ typedef struct tern_threadpool tern_threadpool;
 
 typedef struct tern_threadpool_params {
     int32_t n_threads;      /* including the calling thread (worker 0) */
-    int32_t spin_rounds;    /* barrier spins before a worker sleeps on a condition variable */
+    int32_t spin_rounds;    /* rounds an idle worker spins for the next job (at most 2 ms) before it sleeps */
     int     pin_threads;    /* set CPU affinity of worker i to core i */
 } tern_threadpool_params;
 

@@ -108,6 +108,8 @@ typedef struct tern_hal_caps {
     uint64_t max_binding_size;     /* bytes one op may address in one buffer (0: max_buffer_size) */
     int32_t  op_offload_min_batch; /* a host weight's matmul of at least this many rows may move
                                       here (op offload: prompts); 0: never */
+    int32_t  software;             /* runs on the host's CPU (a software driver such as lavapipe):
+                                      -ngl without --device passes it over */
 } tern_hal_caps;
 
 /* A tensor as a launch sees it: fully resolved. layout 0 is the file's block

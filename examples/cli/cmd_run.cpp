@@ -323,6 +323,7 @@ int cmd_run(int argc, char ** argv) {
 
     tern_model * m = cli_load_model(path, mp);
     if (!m) return 1;
+    cli_devices_loaded("tern run", dev, m);
     const int32_t n_vocab = tern_model_n_vocab(m);
     for (const logit_bias & b : biases) {
         if (b.token >= n_vocab) {

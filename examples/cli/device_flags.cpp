@@ -92,14 +92,9 @@ bool cli_device_flag(const char * cmd, int argc, char ** argv, int & i, cli_devi
     return true;
 }
 
-#if TERN_WITH_HAL
-static long long g_ngl_asked;   // -ngl N given without a device list (for the note of cli_print_placement)
-#endif
-
 void cli_devices_apply(const char * cmd, const cli_devices & d, tern_model_params * mp, tern_context_params * cp) {
 #if TERN_WITH_HAL
     const bool none = d.devices == "none";
-    g_ngl_asked = d.devices.empty() && d.ngl != -2 && d.ngl != 0 ? d.ngl : 0;
     mp->devices = d.devices.empty() || none ? NULL : d.devices.c_str();
     mp->n_gpu_layers = none || d.ngl == -2 ? 0 : (int32_t) d.ngl;
     if (!d.devices.empty() && !none && d.ngl == -2) {
@@ -118,6 +113,17 @@ void cli_devices_apply(const char * cmd, const cli_devices & d, tern_model_param
         cp->op_offload = !d.no_op_offload;
         cp->graph_cache = (int32_t) d.graph_cache;
     }
+}
+
+void cli_devices_loaded(const char * cmd, const cli_devices & d, const tern_model * m) {
+#if TERN_WITH_HAL
+    if (d.ngl != 0 && d.ngl != -2 && d.devices != "none" && tern_model_devices(m, NULL, 0) <= 1) {
+        fprintf(stderr, "%s: -ngl %lld: no accelerator is present (the sim device and software drivers run only when --device names them); every "
+                "layer runs on the CPU\n", cmd, d.ngl);
+    }
+#else
+    (void) cmd; (void) d; (void) m;
+#endif
 }
 
 void cli_list_devices(FILE * f) {
@@ -165,14 +171,6 @@ static void mib(char * buf, size_t n, uint64_t bytes) { snprintf(buf, n, "%.2f M
 void cli_print_placement(FILE * f, const tern_model * m, const tern_context * ctx) {
     tern_device_usage u[9];
     const int32_t n = ctx ? tern_context_devices(ctx, u, 9) : tern_model_devices(m, u, 9);
-#if TERN_WITH_HAL
-    // -ngl asked for offload and no device took a layer (none offers itself:
-    // only the sim is built in, or no driver is present): say so, as a build
-    // without devices does.
-    if (n <= 1 && tern_model_layer_device(m, 0) == 0 && g_ngl_asked) {
-        fprintf(f, "load: -ngl %lld: no accelerator present; every layer runs on the CPU (--list-devices)\n", g_ngl_asked);
-    }
-#endif
     if (n <= 1) return;  // the CPU alone: nothing to say
     const int32_t n_layer = tern_model_n_layer(m);
     int32_t off = 0, out = 0;
@@ -189,5 +187,27 @@ void cli_print_placement(FILE * f, const tern_model * m, const tern_context * ct
         if (ctx) fprintf(f, "load: %-8s %2d layers%s  weights %12s  KV %12s  compute %12s\n", u[i].name, (int) u[i].layers,
                          u[i].output ? " + output" : "         ", w, k, c);
         else fprintf(f, "load: %-8s %2d layers%s  weights %12s\n", u[i].name, (int) u[i].layers, u[i].output ? " + output" : "         ", w);
+    }
+}
+
+void cli_print_layers(FILE * f, const tern_model * m) {
+    tern_device_usage u[9];
+    const int32_t n = tern_model_devices(m, u, 9);
+    if (n <= 1) return;
+    const int32_t n_layer = tern_model_n_layer(m);
+    fprintf(f, "placement:       layers");
+    for (int32_t il = 0; il < n_layer;) {
+        const int32_t d = tern_model_layer_device(m, il);
+        int32_t end = il + 1;
+        while (end < n_layer && tern_model_layer_device(m, end) == d) end++;
+        fprintf(f, " %s %d-%d", d >= 0 && d < n ? u[d].name : "?", (int) il, (int) end - 1);
+        il = end;
+    }
+    const int32_t out = tern_model_layer_device(m, n_layer);
+    fprintf(f, ", output %s\n", out >= 0 && out < n ? u[out].name : "?");
+    for (int32_t i = 0; i < n && i < 9; i++) {
+        char w[32];
+        mib(w, sizeof(w), u[i].weights);
+        fprintf(f, "                 %-8s %2d layers%s, weights %s\n", u[i].name, (int) u[i].layers, u[i].output ? " + output" : "", w);
     }
 }

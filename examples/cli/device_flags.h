@@ -25,6 +25,8 @@ bool cli_device_flag(const char * cmd, int argc, char ** argv, int & i, cli_devi
 // alive while loading). Prints the note about -ngl in a build without
 // devices, and about --device without -ngl.
 void cli_devices_apply(const char * cmd, const cli_devices & d, tern_model_params * mp, tern_context_params * cp);
+// After the load: a note when -ngl asked for layers but no device took any.
+void cli_devices_loaded(const char * cmd, const cli_devices & d, const tern_model * m);
 // --list-devices: the instances this build sees, one per line.
 void cli_list_devices(FILE * f);
 // One line per device instance present: its description (the features it
@@ -36,5 +38,8 @@ void cli_print_model_devices(FILE * f, const tern_model * m);
 // Where the model and the context run, as llama.cpp prints it at load:
 // layers offloaded N/M, per device the bytes of weights, KV cache and compute.
 void cli_print_placement(FILE * f, const tern_model * m, const tern_context * ctx);
+// Where each layer and the output run, with the bytes of weights per device
+// (tern info; nothing for a model on the CPU alone).
+void cli_print_layers(FILE * f, const tern_model * m);
 // Lines for --help.
 extern const char * const cli_devices_help;

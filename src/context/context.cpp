@@ -266,7 +266,13 @@ tern_status context_place(tern_context * ctx, context_placer * pl) {
     ctx->built_kind = GRAPH_NONE;  // no graph with data yet
     ctx->built_plan = NULL;
 
-    const size_t act = region[EXEC_REGION_HOST];
+    size_t act = region[EXEC_REGION_HOST];
+#if TERN_WITH_HAL
+    // The state code stages device KV rows through the host activations: room
+    // for 64 rows at least, however little the host computes itself.
+    const size_t row = kv_cache_k_row_bytes(kv) > kv_cache_v_row_bytes(kv) ? kv_cache_k_row_bytes(kv) : kv_cache_v_row_bytes(kv);
+    if (devices && act < 64 * row) act = arena_padded(64 * row);
+#endif
     ctx->activations = pl->take(act, TERN_MEM_ACTIVATIONS);
     ctx->activation_bytes = act;
     ctx->act_host = tern_host_buffer(pl->measure ? NULL : ctx->activations, act, TERN_BUFFER_ACTIVATIONS);

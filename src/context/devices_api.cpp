@@ -111,6 +111,40 @@ extern "C" int32_t tern_context_describe(tern_context * ctx, char * buf, size_t 
         { "K-shift", &ctx->plan_shift, 1, false }, { "defrag", &ctx->plan_defrag, 2, false },
     };
     char line[256];
+    // Where each layer and its cache run, as runs of layers.
+    const tern_model * m = ctx->model;
+    const int32_t n_layer = (int32_t) m->hp.n_layer;
+    tern_device_usage u[TERN_MAX_DEVICES + 1];
+    const int32_t n_dev = fill_model(m, u, TERN_MAX_DEVICES + 1);
+    for (int part = 0; part < 2; part++) {
+        put(part == 0 ? "layers:" : "KV caches:");
+        int32_t il = 0;
+        while (il < n_layer) {
+            int32_t d = tern_model_layer_device(m, il);
+#if TERN_WITH_HAL
+            if (part == 1) d = ctx->kv_device[il] + 1;
+#endif
+            int32_t end = il + 1;
+            while (end < n_layer) {
+                int32_t e = tern_model_layer_device(m, end);
+#if TERN_WITH_HAL
+                if (part == 1) e = ctx->kv_device[end] + 1;
+#endif
+                if (e != d) break;
+                end++;
+            }
+            snprintf(line, sizeof(line), " %.31s %d-%d", d >= 0 && d < n_dev ? u[d].name : "?", (int) il, (int) end - 1);
+            put(line);
+            il = end;
+        }
+        if (part == 0) {
+            const int32_t d = tern_model_layer_device(m, n_layer);
+            snprintf(line, sizeof(line), ", output %.31s; ", d >= 0 && d < n_dev ? u[d].name : "?");
+            put(line);
+        } else {
+            put("\n");
+        }
+    }
     for (auto & k : kinds) {
         if (k.small && !ctx->offload_threshold) continue;
         tern_status st = TERN_OK;

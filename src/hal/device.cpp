@@ -118,7 +118,9 @@ int32_t device_open_implicit(hal_device * out, int32_t n_max) {
         if (!kd->implicit) continue;
         const int32_t count = kd->count();
         for (int32_t j = 0; j < count && n < n_max; j++) {
-            if (open_instance(kd, j, "", &out[n]) == TERN_OK) n++;
+            if (open_instance(kd, j, "", &out[n]) != TERN_OK) continue;
+            if (out[n].caps.software) device_close(&out[n]);   // used only where --device names it
+            else n++;
         }
     }
     tern_error_clear();

@@ -718,11 +718,14 @@ tern_status sched_prepare(hal_context * hc, const sched_plan * p, const tern_gra
 }
 
 void hal_drain(hal_context * hc) {
+    // The caller's error line (why it drains) stays; what draining reports goes.
+    char line[400];
+    snprintf(line, sizeof(line), "%s", tern_last_error());
     for (int32_t d = 0; d < hc->n_dev; d++) {
         hc->dev[d].desc->synchronize(hc->dev[d].dev);
         hc->in_flight[d] = false;
     }
-    tern_error_clear();
+    tern_fail(TERN_OK, "%s", line);
 }
 
 tern_status sched_run(hal_context * hc, sched_plan * p, const tern_graph * g, tern_threadpool * pool, void * work,
@@ -773,13 +776,7 @@ tern_status sched_run(hal_context * hc, sched_plan * p, const tern_graph * g, te
         st = hc->dev[d].desc->synchronize(hc->dev[d].dev);
         if (st != TERN_OK) tern_error_prefix("%s: ", hc->dev[d].name);
     }
-    if (st != TERN_OK) {
-        // Drain every device so the next run starts clean; keep this error's line.
-        char msg[400];
-        snprintf(msg, sizeof(msg), "%s", tern_last_error());
-        hal_drain(hc);
-        tern_fail(st, "%s", msg);
-    }
+    if (st != TERN_OK) hal_drain(hc);  // every device idle again: the next run starts clean
     return st;
 }
 

@@ -463,6 +463,9 @@ void vk_get_caps(void * dev, tern_hal_caps * c) {
     c->max_buffer_size = d->max_alloc < d->heap_size ? d->max_alloc : d->heap_size;
     c->max_binding_size = d->max_binding;
     c->op_offload_min_batch = 32;
+    // lavapipe and other CPU drivers: never chosen by -ngl alone (llama.cpp's
+    // Vulkan backend passes them over too); --device vulkanN still names one.
+    c->software = d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
 
 tern_status vk_buffer_alloc(void * dev, uint64_t size, tern_hal_usage usage, tern_hal_buffer ** out) {
