@@ -7,8 +7,10 @@
 // 64. Then the same with capture off (graph_cache 0): the eager path records
 // a token's dispatches into one frame too (one submission at the core's
 // synchronize, recording every dispatch again on the host), and gives the same
-// tokens. Also: the device's description names the features
-// it reports, and -ngl with a device list the CPU refuses is an error naming it.
+// tokens. Then captured again with the discrete parameter (a desktop GPU's
+// memory path on a UMA device: buffers unmapped, copies recorded or staged):
+// the same tokens, the same one submission a token. Also: the device's
+// description names the features it reports.
 #include <string.h>
 #include <string>
 #include <vector>
@@ -28,10 +30,10 @@ void counters(const tern_model * m, tern_hal_counters * c) {
     d.desc->get_counters(d.dev, c);
 }
 
-std::vector<tern_token> run(const std::string & path, int32_t graph_cache, bool check_submissions) {
+std::vector<tern_token> run(const std::string & path, const char * device, int32_t graph_cache, bool check_submissions) {
     std::vector<tern_token> out;
     tern_model_params mp = tern_model_default_params();
-    mp.devices = "vulkan0";
+    mp.devices = device;
     mp.n_gpu_layers = -1;
     tern_model * m = NULL;
     tern_status st = tern_model_load_file(path.c_str(), &mp, &m);
@@ -69,8 +71,8 @@ std::vector<tern_token> run(const std::string & path, int32_t graph_cache, bool 
     CHECK_MSG(st == TERN_OK, "decode: %s", tern_last_error());
     tern_perf_data pd;
     tern_perf_context(ctx, &pd);
-    printf("graph_cache %d: 64 tokens: %llu submissions (device), %llu replays, %llu hits, %llu captures, %llu eager launches; "
-           "%d tokens after the first took one submission\n", (int) graph_cache, (unsigned long long) (c1.submissions),
+    printf("%s, graph_cache %d: 64 tokens: %llu submissions (device), %llu replays, %llu hits, %llu captures, %llu eager launches; "
+           "%d tokens after the first took one submission\n", device, (int) graph_cache, (unsigned long long) (c1.submissions),
            (unsigned long long) pd.replays, (unsigned long long) pd.hits, (unsigned long long) pd.captures,
            (unsigned long long) pd.launches, one_submission);
     if (check_submissions) {
@@ -95,9 +97,15 @@ int main(void) {
     CHECK_MSG(strstr(line, "fp16") && strstr(line, "int8") && strstr(line, "int-dot") && strstr(line, "subgroup"),
               "the description names the features: %s", line);
     const std::string path = shared + "/models/TinyStories-656K-Q8_0.gguf";
-    const std::vector<tern_token> captured = run(path, -1, true);
-    const std::vector<tern_token> eager = run(path, 0, false);
+    const std::vector<tern_token> captured = run(path, "vulkan0", -1, true);
+    const std::vector<tern_token> eager = run(path, "vulkan0", 0, false);
     CHECK_MSG(captured == eager, "captured and eager decodes chose different tokens");
+    // A discrete GPU's path (device buffers unmapped, every copy recorded or
+    // staged) on the same device: the same tokens, still one submission a token.
+    CHECK(tern_hal_describe_device("vulkan0:discrete", line, sizeof(line)) == TERN_OK);
+    CHECK_MSG(strstr(line, "discrete memory") != NULL, "vulkan0:discrete: %s", line);
+    const std::vector<tern_token> discrete = run(path, "vulkan0:discrete", -1, true);
+    CHECK_MSG(captured == discrete, "the discrete-memory path chose different tokens");
     CHECK(captured.size() == 64);
     return tern_test_summary();
 }

@@ -214,7 +214,7 @@ int op_by_name(const char * s, size_t n) {
     return -1;
 }
 
-tern_status parse_params(vk_device * d, const char * params, bool * no_import) {
+tern_status parse_params(vk_device * d, const char * params, bool * no_import, bool * discrete) {
     for (const char * p = params; p && *p;) {
         const char * end = strchr(p, ';');
         const size_t len = end ? (size_t) (end - p) : strlen(p);
@@ -237,9 +237,11 @@ tern_status parse_params(vk_device * d, const char * params, bool * no_import) {
             *no_import = true;
         } else if (key("no_capture") && !eq) {
             d->capture_ok = false;
+        } else if (key("discrete") && !eq) {
+            *discrete = true;
         } else {
             return tern_hal_error(TERN_ERR_INVALID_ARG, "vulkan: unknown parameter '%.*s' (max_binding=BYTES (>= 4096), "
-                                  "refuse=OP[+OP...], no_import, no_capture)", (int) len, p);
+                                  "refuse=OP[+OP...], no_import, no_capture, discrete)", (int) len, p);
         }
         p = end ? end + 1 : NULL;
     }
@@ -319,8 +321,8 @@ tern_status open_device(vk_device * d, const char * params) {
     d->bind_align = d->props.limits.minStorageBufferOffsetAlignment ? d->props.limits.minStorageBufferOffsetAlignment : 16;
     d->import_align = hostp.minImportedHostPointerAlignment;
     d->capture_ok = true;
-    bool no_import = false;
-    TERN_TRY(parse_params(d, params, &no_import));
+    bool no_import = false, discrete = false;
+    TERN_TRY(parse_params(d, params, &no_import, &discrete));
 
     // Memory types: UMA when a device-local type is host-visible and coherent on an integrated GPU or a CPU device.
     const VkMemoryPropertyFlags local = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
@@ -328,7 +330,7 @@ tern_status open_device(vk_device * d, const char * params) {
     const bool integrated = d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
                             d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     const int32_t both = find_type(d->mem_props, ~0u, local | host);
-    d->uma = integrated && both >= 0;
+    d->uma = integrated && both >= 0 && !discrete;
     d->type_device = d->uma ? both : find_type(d->mem_props, ~0u, local);
     d->type_host = find_type(d->mem_props, ~0u, host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
     if (d->type_host < 0) d->type_host = find_type(d->mem_props, ~0u, host);

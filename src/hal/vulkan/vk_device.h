@@ -36,6 +36,8 @@
 //   refuse=OP[+OP...]  ops supports_op refuses (the CPU runs them: fallback, bisecting)
 //   no_import          caps.import_host off (weights copied even on UMA)
 //   no_capture         caps.capture off
+//   discrete           a UMA device run as a discrete GPU's memory: device buffers not
+//                      mapped, every copy recorded or staged (the path a desktop GPU takes)
 // Environment: TERN_VULKAN_LOADER (the loader's path), TERN_VULKAN_VALIDATION=1
 // (the Khronos validation layer with synchronization validation; every
 // message is printed as "vulkan validation: ..." and fails the next call).
