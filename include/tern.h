@@ -291,6 +291,11 @@ typedef struct tern_threadpool_params {
     int32_t n_threads;      /* including the calling thread (worker 0) */
     int32_t spin_rounds;    /* rounds an idle worker spins for the next job (at most 2 ms) before it sleeps */
     int     pin_threads;    /* set CPU affinity of worker i to core i */
+    size_t  min_step_bytes; /* a graph whose steps read fewer bytes than this on average (a
+                               small model's decode) runs on the calling thread alone: each
+                               step costs the pool about a microsecond of cache traffic
+                               between cores. Logits are the same either way. 0: always
+                               the whole pool. Default 64 KiB. */
 } tern_threadpool_params;
 
 tern_threadpool_params tern_threadpool_default_params(int32_t n_threads);

@@ -17,6 +17,10 @@ namespace {
 // quarter of the next BENCH_US as CPU time, it was descheduled there: benched.
 const int64_t BENCH_US = 300;
 const int32_t BACKOFF_MIN = 4, BACKOFF_MAX = 256;
+// A bench lasts its backoff in jobs, and at most its backoff in milliseconds:
+// a prompt's job is long, and a worker descheduled once (the host took its
+// CPU for a moment) must not sit out the next 8 prompts.
+const int64_t BENCH_JOB_CAP_US = 1000;
 // Waiting: spin, then yield every round, then sleep.
 const int64_t SPIN_US = 20;
 const int64_t SLEEP_US = 2000;
@@ -30,6 +34,7 @@ struct pool_worker {
     alignas(64) std::atomic<uint64_t> window;     // the job id while inside a window, 0 outside
     std::atomic<uint32_t> item_seq;               // odd while computing an item
     std::atomic<uint64_t> benched_until;          // sits out step jobs with smaller ids
+    std::atomic<int64_t>  bench_end_us;           // ... or until this time (port_time_us)
     std::atomic<int32_t>  backoff;                // jobs the next bench lasts
 };
 
@@ -67,6 +72,7 @@ struct tern_threadpool {
     int32_t              n_threads;
     bool                 keep_apart;               // workers leave the caller's CPU (see worker_main)
     int32_t              spin_rounds;
+    size_t               min_step_bytes;
     tern_threadpool_fn   fn;                       // the classic job; written before a kick-off
     void *               arg;
     port_mutex *         mutex;
@@ -83,6 +89,7 @@ extern "C" tern_threadpool_params tern_threadpool_default_params(int32_t n_threa
     p.n_threads = n_threads;
     p.spin_rounds = 1 << 14;
     p.pin_threads = 0;
+    p.min_step_bytes = 64 * 1024;
     return p;
 }
 
@@ -100,6 +107,7 @@ size_t tern_threadpool_mem_size(int32_t n_threads) {
 }
 
 int32_t tern_threadpool_n_threads(const tern_threadpool * pool) { return pool ? pool->n_threads : 1; }
+size_t tern_threadpool_min_step_bytes(const tern_threadpool * pool) { return pool ? pool->min_step_bytes : 0; }
 
 void tern_threadpool_get_stats(const tern_threadpool * pool, tern_threadpool_stats * out) {
     memset(out, 0, sizeof(*out));
@@ -223,6 +231,8 @@ struct step_runner {
                 close_window();
                 continue;
             }
+            // Busy before any field changes (the sequence lock's writer side).
+            std::atomic_thread_fence(std::memory_order_release);
             int32_t prev_node = -1, prev_phase = 0;
             if (s > base) {
                 const tern_step_set * ps = &pool->sets[(s - 1) % STEP_RING];
@@ -241,8 +251,6 @@ struct step_runner {
             set->phase.store(phase, std::memory_order_relaxed);
             set->job.store(id, std::memory_order_relaxed);
             set->n_items.store(n, std::memory_order_relaxed);
-            set->done.store(step_word(s, 0), std::memory_order_relaxed);
-            for (int32_t r = 0; r < nth; r++) set->claim[r].v.store(step_word(s, 0), std::memory_order_relaxed);
             set->init.store(s << 1, std::memory_order_release);
             close_window();
             return true;
@@ -250,9 +258,11 @@ struct step_runner {
     }
 
     // Wait for step s's n items to be done (or the set to move on).
+    static bool step_over(uint64_t d, uint64_t s, int64_t n) { return step_tag(d) > s || step_done_count(d, s) >= n; }
+
     void wait_done(tern_step_set * set, uint64_t s, int64_t n) {
         uint64_t d = set->done.load(std::memory_order_acquire);
-        if (step_tag(d) != s || (int64_t) step_count(d) >= n) return;
+        if (step_over(d, s, n)) return;
 #if TERN_WITH_THREADS
         // Who is late: a worker in the same item (item_seq odd and unchanged)
         // for BENCH_US of this wait is asked how much CPU time it got over
@@ -264,22 +274,30 @@ struct step_runner {
         int64_t  since[TERN_MAX_THREADS];     // wall time item_seq was first seen at `seen`
         int64_t  cpu_at[TERN_MAX_THREADS];    // the worker's CPU time at wall time probe_at (-1: no probe, -2: judged)
         int64_t  probe_at[TERN_MAX_THREADS];
+        // The workers' item_seq lines are first read after SPIN_US: a short wait
+        // (most of decode's) moves no line but done's.
         const int64_t t0 = port_time_us();
-        for (int32_t w = 1; w < nth; w++) {
-            seen[w] = pool->workers[w].item_seq.load(std::memory_order_relaxed);
-            since[w] = t0;
-            cpu_at[w] = -1;
-        }
+        bool watching = false;
         for (uint32_t r = 1;; r++) {
             d = set->done.load(std::memory_order_acquire);
-            if (step_tag(d) != s || (int64_t) step_count(d) >= n) return;
+            if (step_over(d, s, n)) return;
             if (r & 15) {
                 port_cpu_relax();
                 continue;
             }
             const int64_t now_us = port_time_us();
             const int64_t waited = now_us - t0;
-            if (waited > SPIN_US) port_thread_yield();
+            if (waited <= SPIN_US) continue;
+            port_thread_yield();
+            if (!watching) {
+                for (int32_t w = 1; w < nth; w++) {
+                    seen[w] = pool->workers[w].item_seq.load(std::memory_order_relaxed);
+                    since[w] = now_us;
+                    cpu_at[w] = -1;
+                }
+                watching = true;
+                continue;
+            }
             bool probing = false;   // a verdict pending: do not sleep before it
             for (int32_t w = 1; w < nth; w++) {
                 pool_worker * pw = &pool->workers[w];
@@ -312,6 +330,7 @@ struct step_runner {
                     const int32_t b = pw->backoff.load(std::memory_order_relaxed);
                     const int32_t nb = b < BACKOFF_MIN ? BACKOFF_MIN : (b * 2 > BACKOFF_MAX ? BACKOFF_MAX : b * 2);
                     pw->backoff.store(nb, std::memory_order_relaxed);
+                    pw->bench_end_us.store(now_us + (int64_t) nb * BENCH_JOB_CAP_US, std::memory_order_relaxed);
                     pw->benched_until.store(id + (uint64_t) nb, std::memory_order_relaxed);
                     pool->n_benched.fetch_add(1, std::memory_order_relaxed);
                 }
@@ -321,7 +340,7 @@ struct step_runner {
                 pool->sleepers.fetch_add(1, std::memory_order_seq_cst);
                 for (;;) {
                     d = set->done.load(std::memory_order_seq_cst);
-                    if (step_tag(d) != s || (int64_t) step_count(d) >= n) break;
+                    if (step_over(d, s, n)) break;
                     port_cond_wait(pool->cond, pool->mutex);
                 }
                 pool->sleepers.fetch_sub(1, std::memory_order_seq_cst);
@@ -342,17 +361,31 @@ struct step_runner {
             const int32_t node = set->node.load(std::memory_order_relaxed);
             const int32_t phase = set->phase.load(std::memory_order_relaxed);
             const int64_t n = set->n_items.load(std::memory_order_relaxed);
+            // The sequence lock's reader side: a worker descheduled since arrive
+            // may have read a later step's fields; then step s is over.
+            std::atomic_thread_fence(std::memory_order_acquire);
+            if (set->init.load(std::memory_order_relaxed) != s << 1) continue;
             if (node < 0) return pool->abort_job.load(std::memory_order_acquire) != id;  // the job's end
+            // The items this worker computes are counted into done once, after its
+            // last claim (one contended add per worker and step, not per item);
+            // until then item_seq is odd, so a waiter sees it busy and, if it is
+            // descheduled there, benches it. A claimed, uncounted item holds the
+            // step, hence the job: its memory stays.
             tern_claim_cursor cur = { 0 };
-            int64_t item;
-            bool first = true;
+            int64_t item, mine = 0;
             while (tern_claim_next(set->claim, s, ith, nth, n, &cur, &item)) {
-                // A claimed, unfinished item holds the step, hence the job: its memory stays.
+                if (self && mine == 0) self->item_seq.fetch_add(1, std::memory_order_relaxed);
+                ops->run_item(job, ith, nth, node, phase, item, n, mine == 0);
+                mine++;
+            }
+            if (mine > 0) {
+                // An older tag counts 0 (done is not reset at set-up); the step
+                // cannot be over while this worker's items are uncounted.
+                uint64_t d = set->done.load(std::memory_order_relaxed), nd;
+                do nd = step_word(s, (uint64_t) (step_done_count(d, s) + mine));
+                while (!set->done.compare_exchange_weak(d, nd, std::memory_order_seq_cst, std::memory_order_relaxed));
+                d = nd;
                 if (self) self->item_seq.fetch_add(1, std::memory_order_relaxed);
-                ops->run_item(job, ith, nth, node, phase, item, n, first);
-                if (self) self->item_seq.fetch_add(1, std::memory_order_relaxed);
-                first = false;
-                const uint64_t d = set->done.fetch_add(1, std::memory_order_seq_cst) + 1;
 #if TERN_WITH_THREADS
                 if ((int64_t) step_count(d) == n) wake_sleepers(pool);
 #else
@@ -394,6 +427,14 @@ bool tern_threadpool_run_steps(tern_threadpool * pool, const tern_step_ops * ops
     pool->job_kind.store(JOB_STEPS, std::memory_order_relaxed);
     pool->active_job.store(id, std::memory_order_seq_cst);
     pool->last_job.store(id, std::memory_order_seq_cst);
+    // Benches that ran out of time end with this job.
+    int64_t now_us = -1;
+    for (int32_t w = 1; w < pool->n_threads; w++) {
+        pool_worker * pw = &pool->workers[w];
+        if (pw->benched_until.load(std::memory_order_relaxed) <= id) continue;
+        if (now_us < 0) now_us = port_time_us();
+        if (now_us >= pw->bench_end_us.load(std::memory_order_relaxed)) pw->benched_until.store(id, std::memory_order_relaxed);
+    }
     if (pool->bench_sleepers.load(std::memory_order_seq_cst) > 0) {
         // Wake the benched workers whose bench ends with this job.
         bool wake = false;
@@ -569,6 +610,7 @@ tern_status tern_threadpool_init_in(void * mem, const tern_threadpool_params * p
     pool->n_threads = n;
     pool->keep_apart = false;
     pool->spin_rounds = params->spin_rounds < 0 ? 0 : params->spin_rounds;
+    pool->min_step_bytes = params->min_step_bytes;
     pool->fn = NULL;
     pool->arg = NULL;
     pool->owned_mem = NULL;
@@ -582,6 +624,7 @@ tern_status tern_threadpool_init_in(void * mem, const tern_threadpool_params * p
         w->window.store(0);
         w->item_seq.store(0);
         w->benched_until.store(0);
+        w->bench_end_us.store(0);
         w->backoff.store(BACKOFF_MIN);
     }
     for (int32_t k = 0; k < STEP_RING; k++) {

@@ -87,6 +87,8 @@ struct tern_threadpool_stats {
     uint64_t benched;        // times a worker was benched
     uint64_t worker_jobs;    // jobs workers (not the caller) took part in
 };
+// tern_threadpool_params.min_step_bytes (0 without a pool).
+size_t      tern_threadpool_min_step_bytes(const tern_threadpool * pool);
 void        tern_threadpool_get_stats(const tern_threadpool * pool, tern_threadpool_stats * out);
 
 }  // namespace tern

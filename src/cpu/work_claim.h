@@ -18,9 +18,14 @@
 //          order, then the others' leftovers (a slow or absent worker's range
 //          is done by the others). A claim is a compare-and-swap that checks
 //          the tag, so a late worker can never claim an item of a step it
-//          does not know.
-//   done   tag << 24 | items completed: a step is over when done reaches
-//          n_items; whoever is left waits for that, not for the others.
+//          does not know; a word with an older tag counts 0 (words are not
+//          reset at set-up: each stays in its owner's cache).
+//   done   tag << 24 | items completed (an older tag: 0), added by each
+//          worker once, after its last claim: a step is over when done
+//          reaches n_items; whoever is left waits for that, not for the others.
+// Decode of a small model is a few microseconds a step, so a step costs as few
+// cache lines moved between cores as possible: the set-up writes one (init and
+// the step's fields), each worker adds to done once.
 // A worker that finds its step's set holding a newer tag knows the step is
 // over and moves on without waiting; a descheduled worker thus catches up
 // through the steps it missed at a few loads each. Tags run on from one job
@@ -50,14 +55,19 @@ struct alignas(64) tern_claim_word {
 };
 
 struct tern_step_set {
-    alignas(64) std::atomic<uint64_t> init;   // tag << 1 | busy
+    alignas(64) std::atomic<uint64_t> init;   // tag << 1 | busy; the fields below under it, as a sequence lock
     std::atomic<int64_t>  n_items;
     std::atomic<int32_t>  node;               // -1: the job's end
     std::atomic<int32_t>  phase;
     std::atomic<uint64_t> job;                // the id of the job the step belongs to
-    alignas(64) std::atomic<uint64_t> done;   // step_word(tag, items completed)
     tern_claim_word *     claim;              // [n_threads]
+    alignas(64) std::atomic<uint64_t> done;   // step_word(tag, items completed)
 };
+
+// Items of step `tag` completed so far, from a done word.
+static inline int64_t step_done_count(uint64_t d, uint64_t tag) {
+    return step_tag(d) == tag ? (int64_t) step_count(d) : 0;
+}
 
 // One worker's progress through the home ranges of one step; start at {0}.
 struct tern_claim_cursor {
@@ -73,10 +83,13 @@ static inline bool tern_claim_next(tern_claim_word * claim, uint64_t tag, int32_
         const int64_t lo = n * r / nth, hi = n * (r + 1) / nth;
         uint64_t w = claim[r].v.load(std::memory_order_acquire);
         for (;;) {
-            if (step_tag(w) != tag) return false;
-            const int64_t k = (int64_t) step_count(w);
+            // An older tag: nobody claimed in this range yet (words are not reset
+            // when a step is set up, so a worker's own word stays in its cache).
+            if (step_tag(w) > tag) return false;
+            const int64_t k = step_tag(w) == tag ? (int64_t) step_count(w) : 0;
             if (lo + k >= hi) break;
-            if (claim[r].v.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel, std::memory_order_acquire)) {
+            if (claim[r].v.compare_exchange_weak(w, step_word(tag, (uint64_t) k + 1), std::memory_order_acq_rel,
+                                                 std::memory_order_acquire)) {
                 *item = lo + k;
                 return true;
             }

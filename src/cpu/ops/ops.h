@@ -44,6 +44,7 @@ int32_t tern_op_phases(const tern_tensor * node);
 int64_t tern_op_items(const tern_tensor * node, int32_t phase, int32_t n_threads);
 // Items of a row-wise op over n rows: a few per worker, for balance and stealing.
 static inline int64_t tern_rows_items(int64_t n, int32_t n_threads) {
+    if (n_threads <= 1) return 1;  // one thread: one call, nothing to balance
     const int64_t most = 4 * (int64_t) n_threads;
     return n < 1 ? 1 : (n < most ? n : most);
 }
