@@ -69,13 +69,17 @@ typedef enum tern_hal_op {
     TERN_HAL_OP_MUL = 5,
     TERN_HAL_OP_SCALE = 6,       /* params[0] scale */
     TERN_HAL_OP_MUL_MAT = 7,     /* src0 weight [K, N], src1 F32 [K, M] -> F32 [N, M]; src2 F32 bias [N] or absent */
-    TERN_HAL_OP_ROPE_CACHE = 8,  /* src0 I32 positions -> F32 [n_rot, n] (cos, sin); params: tern_hal_rope_params */
+    TERN_HAL_OP_ROPE_CACHE = 8,  /* src0 I32 positions -> F32 [n_rot, n] (cos, sin); params: tern_hal_rope_params;
+                                    src1 F32 [n_rot/2] frequency factors (each pair's angle divided) or absent */
     TERN_HAL_OP_ROPE = 9,        /* src0 F32 [hd, n_head, n], src1 ROPE_CACHE's result */
     TERN_HAL_OP_SET_ROWS = 10,   /* dst rows idx[i] of src0 = src1 row i (F32 converted, or src0's type copied) */
-    TERN_HAL_OP_ATTN = 11,       /* q, k, v, mask, bounds (I32 [n_tokens]); params[0] scale */
+    TERN_HAL_OP_ATTN = 11,       /* q, k, v, mask, bounds (I32 [n_tokens]); params[0] scale, params[1] soft cap
+                                    (float bits; 0: none, else q.k -> tanh(q.k / c) * c before the scale) */
     TERN_HAL_OP_SWIGLU = 12,     /* silu(src0) * src1 */
     TERN_HAL_OP_ARGMAX = 13,
-    TERN_HAL_OP_COPY_ROWS = 14   /* src0 rows ids[i] copied byte for byte */
+    TERN_HAL_OP_COPY_ROWS = 14,  /* src0 rows ids[i] copied byte for byte */
+    TERN_HAL_OP_GEGLU = 15,      /* gelu(src0) * src1, GELU's tanh form on F16-rounded values (src/cpu/kernels/vec.h) */
+    TERN_HAL_OP_SOFTCAP = 16     /* tanh(src0 / c) * c, params[0] c */
 } tern_hal_op;
 
 /* ROPE_CACHE / ROPE params[] (the first 9 slots, floats by bit pattern). */
@@ -108,6 +112,8 @@ typedef struct tern_hal_caps {
     uint64_t max_binding_size;     /* bytes one op may address in one buffer (0: max_buffer_size) */
     int32_t  op_offload_min_batch; /* a host weight's matmul of at least this many rows may move
                                       here (op offload: prompts); 0: never */
+    int32_t  software;             /* runs on the host's CPU (a software driver such as lavapipe):
+                                      -ngl without --device passes it over */
 } tern_hal_caps;
 
 /* A tensor as a launch sees it: fully resolved. layout 0 is the file's block
@@ -204,6 +210,12 @@ tern_status tern_hal_error(tern_status status, const char * fmt, ...)
  * ("sim0", "vulkan0", ...) into names[i] (buffers of name_size bytes) and
  * returns how many there are. Kinds whose count() is 0 list nothing. */
 int32_t tern_hal_list_devices(char (*names)[32], int32_t n);
+
+/* One line about a device instance, its describe() ("vulkan0: llvmpipe (CPU,
+ * Vulkan 1.3), UMA, ...; fp16 yes, int8 yes, ..."), written into buf like
+ * snprintf: opens the instance, asks, closes it (tern --version, -v). A
+ * device spec as tern_model_params.devices takes ("vulkan0", "sim1"). */
+tern_status tern_hal_describe_device(const char * name, char * buf, size_t size);
 
 #ifdef __cplusplus
 }
