@@ -34,6 +34,14 @@ const char * port_getenv(const char * name);
 uint64_t port_cpu_hwcap(void);
 uint64_t port_cpu_hwcap2(void);
 
+// ---- shared libraries (a device's driver, e.g. libvulkan.so.1) -----------------
+// Open a shared library by name (dlopen, RTLD_NOW | RTLD_LOCAL); NULL when it
+// cannot be opened, with the loader's reason in err[err_size] (may be NULL).
+// The freestanding port has none: NULL, "no shared libraries".
+void * port_dlopen(const char * name, char * err, size_t err_size);
+void * port_dlsym(void * lib, const char * symbol);   // NULL when absent
+void   port_dlclose(void * lib);
+
 // ---- files ------------------------------------------------------------------
 struct port_file_map {
     void *   addr;     // start of the mapping (or NULL)

@@ -80,7 +80,7 @@ static const char * const run_usage_tail =
         "                           prompt_tokens, tokens, text, stop, seed, timings\n"
         "  --logits-out FILE        write float32 logits [n_prompt][n_vocab] of every\n"
         "                           prompt position (the prompt decoded in one batch)\n"
-        "  --version                version and kernel set\n"
+        "  --version                version, kernel set and the devices present with their features\n"
         "  -h, --help               this text\n";
 
 static void run_usage(FILE * f) { fprintf(f, "%s%s%s", run_usage_head, cli_devices_help, run_usage_tail); }
@@ -399,6 +399,7 @@ int cmd_run(int argc, char ** argv) {
         return 1;
     }
     cli_print_placement(stderr, m, ctx);
+    if (verbose) cli_print_model_devices(stderr, m);
     if (verbose) {
         const int32_t need = tern_context_describe(ctx, NULL, 0);
         std::string text(need > 0 ? (size_t) need + 1 : 1, 0);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "cli.h"
+#include "device_flags.h"
 
 bool cli_value(int argc, char ** argv, int & i, const char *& out) {
     if (i + 1 >= argc) {
@@ -187,4 +188,6 @@ void json_append_string(std::string & out, const std::string & s) {
 void cli_print_version(void) {
     printf("tern %s\nkernels: %s (compiled: %s; TERN_SIMD=%s)\n", TERN_VERSION, tern_kernels_name(),
            tern_kernels_compiled_names(), TERN_SIMD_TARGET);
+    fflush(stdout);
+    cli_print_device_lines(stdout, "device: ");
 }

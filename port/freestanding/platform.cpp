@@ -113,4 +113,22 @@ int port_cpu_count(void) { return 1; }
 int port_cpus_allowed(void) { return 1; }
 void port_thread_yield(void) {}
 
+// ---- shared libraries: none ---------------------------------------------------------
+void * port_dlopen(const char * name, char * err, size_t err_size) {
+    (void) name;
+    if (err && err_size) {
+        const char msg[] = "no shared libraries (freestanding port)";
+        size_t n = sizeof(msg) < err_size ? sizeof(msg) : err_size;
+        for (size_t i = 0; i + 1 < n; i++) err[i] = msg[i];
+        err[n - 1] = 0;
+    }
+    return nullptr;
+}
+void * port_dlsym(void * lib, const char * symbol) {
+    (void) lib;
+    (void) symbol;
+    return nullptr;
+}
+void port_dlclose(void * lib) { (void) lib; }
+
 }  // namespace tern
