@@ -86,10 +86,10 @@ tern_status window_check(const tern_context * ctx, int32_t i, tern_pos pos, tern
     const tern_pos lost = ctx->kv.swa_lost[id];
     if (n_swa == 0 || lost < 0 || (int64_t) pos >= (int64_t) lost + n_swa) return TERN_OK;
     return tern_fail(TERN_ERR_INVALID_ARG,
-                     "batch token %" PRId32 ": position %" PRId32 " of sequence %" PRId32 " attends positions from %" PRId64 " on (window %" PRIu32 "), "
+                     "batch token %" PRId32 ": position %" PRId32 " of sequence %" PRId32 " attends positions from %lld on (window %" PRIu32 "), "
                      "but the window already freed positions up to %" PRId32 " (the lowest held: tern_kv_cache_seq_pos_min = %" PRId32 "): "
                      "decode that sequence again from its start",
-                     i, pos, id, (int64_t) pos - n_swa + 1, n_swa, lost, kv_cache_seq_pos_min(&ctx->kv, id));
+                     i, pos, id, (long long) pos - n_swa + 1, n_swa, lost, kv_cache_seq_pos_min(&ctx->kv, id));
 }
 
 tern_status batch_validate(const tern_context * ctx, const tern_batch * b) {
