@@ -532,9 +532,57 @@ tern_status tern_sampler_create(const tern_model * model, const tern_sampler_par
 void tern_sampler_free(tern_sampler * sampler);
 /* Sample a token from the logits of the i-th token of the last batch. */
 tern_token tern_sampler_sample(tern_sampler * sampler, tern_context * ctx, int32_t i);
-/* Record a token for the penalties (tern_sampler_sample accepts its own choice). */
+/* Record a token for the penalties (tern_sampler_sample accepts its own choice;
+ * a grammar stage is not advanced by this: see tern_sampler_grammar_accept). */
 void tern_sampler_accept(tern_sampler * sampler, tern_token token);
+/* Forget the penalty window, re-seed, and put a grammar stage back at its start. */
 void tern_sampler_reset(tern_sampler * sampler);
+
+/* Grammars (GBNF, llama.cpp's syntax: grammars/README.md there) constrain the
+ * chain: tern_sampler_sample then only returns tokens whose text extends the
+ * text sampled so far toward a complete sentence of the grammar, and an
+ * end-of-generation token only where that text is complete. As llama.cpp's
+ * common sampler: the chain's choice is kept when the grammar takes it, else
+ * every token the grammar refuses gets -inf and the chain runs again.
+ *
+ *   root ::= "yes" | "no"
+ *   root ::= "{" ws "\"name\":" ws string ws "}"   (see tern_json_schema_to_grammar)
+ *
+ * Memory: tern_sampler_grammar_mem_size() bytes, the caller's or obtained once
+ * (released by tern_sampler_free): the compiled rules, the model's token texts
+ * sorted by bytes (about 20 bytes per token: 3.3 MB for a 152k vocabulary),
+ * and a fixed pool of parse-stack state (65536 stack nodes of 16 bytes, 16384
+ * stacks, tokens of at most 1024 bytes). A sampling step that would need more
+ * stack state fails with TERN_ERR_NO_MEMORY (nothing grows); no heap is used
+ * after setup. A grammar with left recursion, an undefined rule, no start
+ * symbol or no finite sentence is refused here, with the line and column of a
+ * syntax error in tern_last_error(). */
+size_t tern_sampler_grammar_mem_size(const tern_model * model, const char * grammar, const char * root);
+/* Add the grammar stage to the sampler's chain (replacing one it had). root:
+ * the start symbol, NULL for "root". mem NULL: memory obtained once. */
+tern_status tern_sampler_init_grammar(tern_sampler * sampler, const tern_model * model, const char * grammar,
+                                      const char * root, void * mem, size_t mem_size);
+/* Advance the grammar by a token chosen elsewhere (TERN_ERR_INVALID_ARG when it
+ * does not fit: the grammar is then unchanged). */
+tern_status tern_sampler_grammar_accept(tern_sampler * sampler, tern_token token);
+/* Put the grammar back at its start for a new text, with a budget: the tokens
+ * the sampler will still be asked for (-1: unknown). With a budget, a token is
+ * taken only when the text can still be completed in the tokens left after it
+ * (counting a byte per token), so generation cut at that count ends in a
+ * complete sentence. tern_sampler_reset also restarts the grammar, with the
+ * budget set last. */
+tern_status tern_sampler_grammar_reset(tern_sampler * sampler, int32_t budget);
+/* -1: no grammar; 0: the text is incomplete; 1: complete (end of generation
+ * may come); 2: complete and nothing can follow it. */
+int tern_sampler_grammar_state(const tern_sampler * sampler);
+
+/* A JSON schema as a GBNF grammar (the one llama.cpp's json_schema_to_grammar
+ * writes). Keywords that cannot be enforced are an error naming the keyword
+ * (tern_last_error), unless lenient (ignored then, as llama.cpp does). Writes
+ * like tern_chat_apply_template: at most `length` bytes, NUL-terminated when
+ * shorter, returns the full length, or a negative tern_status. Uses one block
+ * of memory obtained for the call and released. */
+int32_t tern_json_schema_to_grammar(const char * schema, int lenient, char * buf, int32_t length);
 
 /* ------------------------------------------------------------------------ */
 /* Logging                                                                  */

@@ -11,6 +11,7 @@
 #include "core/arena.h"
 #include "core/status.h"
 #include "port.h"
+#include "sample/sampler_grammar.h"
 
 namespace tern {
 
@@ -132,7 +133,9 @@ tern_status sampler_init(int32_t n_vocab, const tern_sampler_params * params,
 }
 
 extern "C" void tern_sampler_free(tern_sampler * sampler) {
-    if (sampler) port_free(sampler->owned);   // caller memory: nothing to release
+    if (!sampler) return;
+    if (sampler->grammar) port_free(sampler->grammar->owned);
+    port_free(sampler->owned);   // caller memory: nothing to release
 }
 
 extern "C" void tern_sampler_reset(tern_sampler * sampler) {
@@ -140,6 +143,7 @@ extern "C" void tern_sampler_reset(tern_sampler * sampler) {
     sampler->n_recent = 0;
     sampler->recent_next = 0;
     rng_seed(sampler, sampler->params.seed);
+    if (sampler->grammar) sampler_grammar_reset(sampler->grammar);
 }
 
 extern "C" void tern_sampler_accept(tern_sampler * sampler, tern_token token) {
@@ -267,6 +271,27 @@ static int32_t draw(tern_sampler * s, const sampler_candidate * cand, int32_t n)
     return n - 1;   // rounding left u just above the sum
 }
 
+// Steps 1-6 on the logits; with `allowed`, every other token gets -inf after the penalties.
+static tern_token run_chain(tern_sampler * s, const float * logits, const uint8_t * allowed) {
+    const tern_sampler_params & p = s->params;
+    sampler_candidate * cand = s->cand;
+    load_candidates(s, logits);
+    apply_penalties(s);
+    if (allowed) {
+        for (int32_t i = 0; i < s->n_vocab; i++) {
+            if (!allowed[i]) cand[i].logit = -INFINITY;
+        }
+    }
+    int32_t n = s->n_vocab;
+    if (p.temp <= 0.0f) return cand[argmax(cand, n)].id;
+    bool sorted = false;
+    n = keep_top_k(cand, n, p.top_k, &sorted);
+    n = keep_top_p(cand, n, p.top_p, &sorted);
+    n = keep_min_p(cand, n, p.min_p);
+    softmax(cand, n, p.temp);
+    return cand[draw(s, cand, n)].id;
+}
+
 tern_token sampler_sample_logits(tern_sampler * s, const float * logits, int32_t n_vocab) {
     if (!s || !logits) {
         tern_fail(TERN_ERR_INVALID_ARG, "sampler: %s is NULL", s ? "logits" : "sampler");
@@ -277,22 +302,31 @@ tern_token sampler_sample_logits(tern_sampler * s, const float * logits, int32_t
                   (int) n_vocab, (int) s->n_vocab);
         return -1;
     }
-    const tern_sampler_params & p = s->params;
-    sampler_candidate * cand = s->cand;
-    load_candidates(s, logits);
-    apply_penalties(s);
-
-    int32_t n = n_vocab;
-    tern_token token;
-    if (p.temp <= 0.0f) {
-        token = cand[argmax(cand, n)].id;
-    } else {
-        bool sorted = false;
-        n = keep_top_k(cand, n, p.top_k, &sorted);
-        n = keep_top_p(cand, n, p.top_p, &sorted);
-        n = keep_min_p(cand, n, p.min_p);
-        softmax(cand, n, p.temp);
-        token = cand[draw(s, cand, n)].id;
+    tern_token token = run_chain(s, logits, NULL);
+    if (sampler_grammar * g = s->grammar) {
+        // As llama.cpp's common sampler: keep the chain's choice when the grammar
+        // takes it, else constrain every token and choose again.
+        int fits = sampler_grammar_check(g, token);
+        if (fits < 0) return -1;
+        if (!fits) {
+            int32_t n_allowed = 0;
+            if (sampler_grammar_mask(g, &n_allowed) != TERN_OK) return -1;
+            if (n_allowed == 0) {
+                if (g->budget >= 0) {
+                    tern_fail(TERN_ERR_INVALID_ARG, "grammar: no token completes the text within the %d tokens left",
+                              (int) g->budget);
+                } else {
+                    tern_fail(TERN_ERR_INVALID_ARG, "grammar: no token of the vocabulary continues the text");
+                }
+                return -1;
+            }
+            token = run_chain(s, logits, g->allowed);
+            if (!g->allowed[token]) {   // every allowed token had a -inf logit
+                tern_fail(TERN_ERR_NUMERIC, "grammar: every token the grammar allows has a -inf logit");
+                return -1;
+            }
+        }
+        if (sampler_grammar_accept(g, token) != TERN_OK) return -1;
     }
     tern_sampler_accept(s, token);
     return token;
