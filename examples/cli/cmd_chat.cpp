@@ -27,6 +27,7 @@
 #include "chat_json.h"
 #include "cli.h"
 #include "device_flags.h"
+#include "grammar_flags.h"
 
 static const char * const chat_usage_head =
         "usage: tern chat -m FILE [options]\n"
@@ -68,7 +69,9 @@ static const char * const chat_usage_tail =
         "                           (tokens kept, tokens cut back), on stderr\n"
         "  -h, --help               this text\n";
 
-static void chat_usage(FILE * f) { fprintf(f, "%s%s%s", chat_usage_head, cli_devices_help, chat_usage_tail); }
+static void chat_usage(FILE * f) {
+    fprintf(f, "%s%s%s%s", chat_usage_head, cli_devices_help, cli_grammar_help, chat_usage_tail);
+}
 
 static volatile sig_atomic_t g_interrupted = 0;
 static volatile sig_atomic_t g_abort_decode = 0;  // Ctrl-C may abort the decode in progress (prompt only)
@@ -141,6 +144,7 @@ struct chat_session {
     uint32_t n_ctx, n_batch;
     long long n_predict;
     bool perf, verbose;
+    bool grammar;                  // each reply restarts the grammar
     std::vector<chat_msg> history;
     std::string cached;            // the text whose tokens the cache holds
     std::vector<chat_mark> marks;  // increasing; marks[0] = {0, 0}
@@ -269,6 +273,10 @@ static turn_result turn(chat_session * s, std::string * reply) {
     int32_t n_eval = 0;
     double t_eval = 0;
     bool full = false, stopped = false, failed = false;
+    if (s->grammar && tern_sampler_grammar_reset(s->smpl, s->n_predict < 0 || s->n_predict > INT32_MAX ? -1 : (int32_t) s->n_predict) != TERN_OK) {
+        fprintf(stderr, "tern chat: grammar: %s\n", tern_last_error());
+        return TURN_ERROR;
+    }
     for (long long k = 0; s->n_predict < 0 || k < s->n_predict; k++) {
         if (g_interrupted) { stopped = true; break; }
         tern_token t = tern_sampler_sample(s->smpl, s->ctx, -1);
@@ -282,6 +290,7 @@ static turn_result turn(chat_session * s, std::string * reply) {
         *reply += pc;
         fwrite(pc.data(), 1, pc.size(), stdout);
         fflush(stdout);
+        if (s->grammar && tern_sampler_grammar_state(s->smpl) == 2) break;   // the grammar's text is complete
         if ((uint32_t) s->n_past >= s->n_ctx) { full = true; break; }
         tern_batch b = tern_batch_get_one(&t, 1);
         tern_pos pos = s->n_past;
@@ -343,10 +352,12 @@ int cmd_chat(int argc, char ** argv) {
     sp.temp = 0.8f; sp.top_k = 40; sp.top_p = 0.95f; sp.min_p = 0.05f;
     sp.repeat_penalty = 1.0f; sp.frequency_penalty = 0.0f; sp.presence_penalty = 0.0f;
     cli_devices dev;
+    cli_grammar grammar;
     for (int i = 1; i < argc; i++) {
         const char * a = argv[i];
         bool ok = true;
         if (cli_device_flag("tern chat", argc, argv, i, dev, &ok)) {}
+        else if (cli_grammar_flag("tern chat", argc, argv, i, grammar, &ok)) {}
         else if (!strcmp(a, "-m") || !strcmp(a, "--model")) ok = cli_value(argc, argv, i, path);
         else if (!strcmp(a, "-sys") || !strcmp(a, "--system-prompt")) ok = cli_value(argc, argv, i, system_prompt);
         else if (!strcmp(a, "--chat-template")) ok = cli_value(argc, argv, i, tmpl_arg);
@@ -440,6 +451,12 @@ int cmd_chat(int argc, char ** argv) {
     tern_sampler * smpl = NULL;
     tern_status st = tern_context_create(m, &cp, &ctx);
     if (st == TERN_OK) st = tern_sampler_create(m, &sp, NULL, 0, &smpl);
+    if (st == TERN_OK && !cli_grammar_attach("tern chat", grammar, smpl, m, n_predict)) {
+        tern_sampler_free(smpl);
+        tern_context_free(ctx);
+        tern_model_free(m);
+        return 1;
+    }
     if (st != TERN_OK) {
         fprintf(stderr, "tern chat: %s: %s\n", tern_status_str(st), tern_last_error());
         tern_sampler_free(smpl);
@@ -461,6 +478,7 @@ int cmd_chat(int argc, char ** argv) {
     s.n_predict = n_predict;
     s.perf = perf;
     s.verbose = verbose;
+    s.grammar = !grammar.text.empty();
     s.marks.assign(1, chat_mark{0, 0});
     s.n_past = 0;
 

@@ -17,17 +17,19 @@
 
 #include "cli.h"
 #include "device_flags.h"
+#include "grammar_flags.h"
 #include "run_context.h"
 
 static const char * const run_usage_head =
-        "usage: tern run -m FILE (-p PROMPT | -f FILE) [options]\n"
+        "usage: tern run -m FILE [-p PROMPT | -f FILE] [options]\n"
         "\n"
         "Generates text after the prompt and streams it to stdout; timings go to stderr.\n"
         "\n"
         "options:\n"
         "  -m, --model FILE         GGUF model\n"
         "  -p, --prompt TEXT        prompt (BOS added when the model asks for it; special\n"
-        "                           tokens such as <|im_start|> are parsed, as llama-cli does)\n"
+        "                           tokens such as <|im_start|> are parsed, as llama-cli does;\n"
+        "                           default: empty, the text starts after BOS)\n"
         "  -f, --file FILE          read the prompt from a file (-: standard input), byte for byte\n"
         "  -e, --escape             process escapes in the prompt and the -r strings:\n"
         "                           \\n \\r \\t \\' \\\" \\\\ \\xNN (default)\n"
@@ -74,13 +76,16 @@ static const char * const run_usage_tail =
         "  -v, --verbose            the seed and settings on stderr, and how each graph runs\n"
         "                           (splits and copies, with devices)\n"
         "  --json                   stream nothing; print one JSON object at the end:\n"
-        "                           prompt_tokens, tokens, text, stop, seed, timings\n"
+        "                           prompt_tokens, tokens, text, stop (length, eog, stop_string,\n"
+        "                           grammar, context_full), seed, timings\n"
         "  --logits-out FILE        write float32 logits [n_prompt][n_vocab] of every\n"
         "                           prompt position (the prompt decoded in one batch)\n"
         "  --version                version and kernel set\n"
         "  -h, --help               this text\n";
 
-static void run_usage(FILE * f) { fprintf(f, "%s%s%s", run_usage_head, cli_devices_help, run_usage_tail); }
+static void run_usage(FILE * f) {
+    fprintf(f, "%s%s%s%s", run_usage_head, cli_devices_help, cli_grammar_help, run_usage_tail);
+}
 
 static std::string piece(tern_model * m, tern_token t, int special = 0) {
     char buf[256];
@@ -223,6 +228,7 @@ int cmd_run(int argc, char ** argv) {
     long long n_predict = 128, n_ctx = 4096, n_batch = 512, n_ubatch = 0, n_threads = n_online > 0 && n_online < 4 ? n_online : 4;
     long long seed = -1, last_n = 64, n_keep = 0, ga_n = 1, ga_w = 512;
     cli_devices dev;
+    cli_grammar grammar;
     bool json = false, context_shift = true, escape = true, ignore_eos = false, perf = true, verbose = false;
     std::vector<std::string> stops;
     std::vector<logit_bias> biases;
@@ -244,6 +250,7 @@ int cmd_run(int argc, char ** argv) {
         else if (!strcmp(a, "-ub") || !strcmp(a, "--ubatch-size")) ok = cli_int(argc, argv, i, n_ubatch, 1, INT32_MAX);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = cli_int(argc, argv, i, n_threads, 1, TERN_MAX_THREADS);
         else if (cli_device_flag("tern run", argc, argv, i, dev, &ok)) {}
+        else if (cli_grammar_flag("tern run", argc, argv, i, grammar, &ok)) {}
         else if (!strcmp(a, "--temp")) ok = cli_float(argc, argv, i, sp.temp);
         else if (!strcmp(a, "--top-k")) { long long k; ok = cli_int(argc, argv, i, k, 0, INT32_MAX); sp.top_k = (int32_t) k; }
         else if (!strcmp(a, "--top-p")) ok = cli_float(argc, argv, i, sp.top_p);
@@ -303,13 +310,13 @@ int cmd_run(int argc, char ** argv) {
         cli_list_devices(stdout);
         return 0;
     }
-    if (!path || !prompt_arg == !prompt_file) {
-        fprintf(stderr, "tern run: -m FILE and one of -p PROMPT or -f FILE are required\n");
+    if (!path || (prompt_arg && prompt_file)) {
+        fprintf(stderr, "tern run: -m FILE is required, with at most one of -p PROMPT and -f FILE\n");
         return 1;
     }
-    std::string prompt;
+    std::string prompt;   // none given: empty (generation starts after BOS), as llama-cli
     if (prompt_arg) prompt = prompt_arg;
-    else if (!strcmp(prompt_file, "-") ? !read_stdin(prompt) : !cli_read_file(prompt_file, prompt, CLI_MAX_TEXT_BYTES)) return 1;
+    else if (prompt_file && (!strcmp(prompt_file, "-") ? !read_stdin(prompt) : !cli_read_file(prompt_file, prompt, CLI_MAX_TEXT_BYTES))) return 1;
     if (escape) {
         prompt = process_escapes(prompt);
         for (std::string & s : stops) s = process_escapes(s);
@@ -396,7 +403,13 @@ int cmd_run(int argc, char ** argv) {
         tern_model_free(m);
         return 1;
     }
-    // The penalty window starts with the prompt, as llama-cli's does.
+    if (!cli_grammar_attach("tern run", grammar, smpl, m, n_predict)) {
+        tern_sampler_free(smpl);
+        tern_context_free(ctx);
+        tern_model_free(m);
+        return 1;
+    }
+    // The penalty window starts with the prompt, as llama-cli's does (the grammar does not see it).
     for (tern_token t : tokens) tern_sampler_accept(smpl, t);
     stop_check sc;
     sc.strings = stops;
@@ -450,12 +463,18 @@ int cmd_run(int argc, char ** argv) {
             float * logits = tern_get_logits_ith(ctx, -1);
             if (logits) for (const logit_bias & b : biases) logits[b.token] += b.bias;
             tern_token t = tern_sampler_sample(smpl, ctx, -1);
-            if (t < 0 || tern_token_is_eog(m, t)) { stop = "eog"; break; }
+            if (t < 0) {   // a grammar that cannot go on, or bad logits
+                fprintf(stderr, "\ntern run: sampling: %s\n", tern_last_error());
+                rc = 1;
+                break;
+            }
+            if (tern_token_is_eog(m, t)) { stop = "eog"; break; }
             generated.push_back(t);
             std::string pc = piece(m, t);
             text += pc;
             if (!json) { fputs(pc.c_str(), stdout); fflush(stdout); }
             if (stop_found(m, sc, tokens, generated)) { stop = "stop_string"; break; }
+            if (tern_sampler_grammar_state(smpl) == 2) { stop = "grammar"; break; }   // complete, nothing can follow
             if (n_predict >= 0 && k + 1 == n_predict) break;
             // Room for the token: a full cache shifts (or stops), Self-Extend regroups.
             if (tern_kv_cache_used_cells(ctx) >= (int32_t) cp.n_ctx) {
