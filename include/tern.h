@@ -607,7 +607,8 @@ typedef struct tern_chat_message {
 } tern_chat_message;
 
 /* Format a conversation into a prompt with a built-in chat template, like
- * llama_chat_apply_template (same names, same bytes out; no Jinja is run).
+ * llama_chat_apply_template (same names, same bytes out; no Jinja is run:
+ * tern_chat_apply below runs a model's own template).
  * tmpl: a built-in name ("chatml", "llama3", ...; see tern_chat_builtin_templates)
  * or the Jinja source of a model's template (tern_model_chat_template), from
  * which the built-in is recognised by marker strings as llama.cpp does; NULL
@@ -621,6 +622,53 @@ typedef struct tern_chat_message {
  * Allocates nothing. */
 int32_t tern_chat_apply_template(const char * tmpl, const tern_chat_message * msgs, size_t n_msgs,
                                  int add_assistant, char * buf, int32_t length);
+
+/* A conversation formatted by the model's own chat template, run by Tern's
+ * Jinja engine as llama.cpp's --jinja path does (minja): the template's
+ * capabilities are probed and what it lacks is rewritten (system messages
+ * merged into the next user turn, tools and tool calls written as JSON), a
+ * leading BOS and a trailing EOS are removed (the tokenizer adds them).
+ * Template variables: messages, add_generation_prompt, bos_token, eos_token,
+ * tools (when given), date_string and strftime_now() (today, from `now`),
+ * and those of extra_json.
+ *
+ * Which template: params->tmpl, else the model's tokenizer.chat_template,
+ * else "chatml". A built-in name always picks the built-in (as
+ * tern_chat_apply_template); Jinja source runs in the engine (use_jinja), or
+ * is matched to a built-in by its markers when use_jinja is 0 or when the
+ * engine cannot parse it.
+ *
+ * Bounds (a template inside a model file is hostile input): the engine works
+ * in one block of mem_size bytes (params->mem, else obtained for the call and
+ * released), the text is at most max_output bytes, the call at most
+ * max_steps steps over all its renders (the capability probes too; work on
+ * large values counts by size: a step per 64 bytes copied or searched),
+ * nesting at most 64 levels; past any of them the call fails
+ * with an error naming the template's line and column. Writes and returns like
+ * tern_chat_apply_template. Without TERN_JINJA (freestanding builds) Jinja
+ * source is matched to a built-in only. */
+typedef struct tern_chat_params {
+    const char * tmpl;                  /* NULL: the model's template, else chatml */
+    int          use_jinja;             /* 1 (default): Jinja source runs in the engine */
+    int          add_generation_prompt; /* default 1 */
+    const char * messages_json;         /* NULL, or the conversation as a JSON array (role, content,
+                                           tool_calls, name, tool_call_id, ...): msgs is then ignored */
+    const char * tools_json;            /* NULL, or a JSON array of tools (OpenAI style) */
+    const char * extra_json;            /* NULL, or a JSON object of more template variables */
+    const char * bos_token;             /* NULL: the model's BOS text ("" without a model) */
+    const char * eos_token;             /* NULL: the model's EOS text */
+    int64_t      now;                   /* seconds since 1970 (UTC) for the dates; -1 (default): the
+                                           environment's SOURCE_DATE_EPOCH if set, else the clock */
+    void *       mem;                   /* the engine's memory, or NULL */
+    size_t       mem_size;              /* 0: 32 MiB */
+    size_t       max_output;            /* 0: 8 MiB */
+    uint64_t     max_steps;             /* 0: 20 million */
+} tern_chat_params;
+
+tern_chat_params tern_chat_default_params(void);
+/* model may be NULL (then tmpl is needed for anything but chatml). */
+int32_t tern_chat_apply(const tern_model * model, const tern_chat_params * params, const tern_chat_message * msgs,
+                        size_t n_msgs, char * buf, int32_t length);
 
 /* Names of the built-in templates in byte order: writes the first n of them to
  * names (static strings) and returns how many there are. */

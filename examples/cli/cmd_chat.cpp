@@ -43,8 +43,15 @@ static const char * const chat_usage_head =
         "  -m, --model FILE         GGUF model\n"
         "  -sys, --system-prompt S  system message (with --messages: put first)\n"
         "  --chat-template T        a built-in template name (chatml, llama3, mistral-v7, ...)\n"
-        "                           or Jinja source (default: the model's tokenizer.chat_template,\n"
-        "                           else chatml with a note)\n"
+        "                           or Jinja source, matched to a built-in by its markers unless\n"
+        "                           --jinja (default: the model's tokenizer.chat_template, run by\n"
+        "                           the Jinja engine, else chatml with a note)\n"
+        "  --chat-template-file F   the template's source from a file\n"
+        "  --jinja                  run --chat-template / --chat-template-file source in the Jinja\n"
+        "                           engine, as llama-cli --jinja (dates: the clock, or the\n"
+        "                           environment's SOURCE_DATE_EPOCH)\n"
+        "  --no-jinja               match the model's template to a built-in by its markers instead\n"
+        "                           (llama-cli's default)\n"
         "  --messages FILE.json     answer this conversation and exit: an OpenAI-style array\n"
         "                           [{\"role\": \"user\", \"content\": \"...\"}, ...]\n"
         "  --print-prompt           with --messages: print the formatted prompt (ending with the\n"
@@ -100,18 +107,34 @@ static uint32_t random_seed(void) {
     return s;
 }
 
-// Format messages with tmpl; false after an error line when the template fails.
-static bool format_chat(const char * tmpl, const std::vector<chat_msg> & msgs, bool add_assistant, std::string * out) {
+// How the conversation is formatted: the template (NULL: the model's own) and
+// whether Jinja source runs in the engine or is matched to a built-in.
+struct chat_format {
+    const tern_model * model;
+    const char *       tmpl;
+    bool               jinja;
+};
+
+// Format messages; false after an error line when the template fails.
+static bool format_chat(const chat_format & f, const std::vector<chat_msg> & msgs, bool add_assistant, std::string * out) {
     std::vector<tern_chat_message> v;
     v.reserve(msgs.size());
     for (const chat_msg & m : msgs) v.push_back({m.role.c_str(), m.content.c_str()});
-    const int32_t n = tern_chat_apply_template(tmpl, v.data(), v.size(), add_assistant, NULL, 0);
+    tern_chat_params p = tern_chat_default_params();
+    p.tmpl = f.tmpl;
+    p.use_jinja = f.jinja;
+    p.add_generation_prompt = add_assistant;
+    // The template named on one line: its first 40 bytes up to a newline.
+    const char * shown = f.tmpl ? f.tmpl : "(the model's)";
+    const int shown_len = (int) strcspn(shown, "\n") < 40 ? (int) strcspn(shown, "\n") : 40;
+    const int32_t n = tern_chat_apply(f.model, &p, v.data(), v.size(), NULL, 0);
     if (n < 0) {
-        fprintf(stderr, "tern chat: template '%.40s%s': %s\n", tmpl, strlen(tmpl) > 40 ? "..." : "", tern_last_error());
+        fprintf(stderr, "tern chat: template '%.*s%s': %s\n", shown_len, shown, shown[shown_len] ? "..." : "",
+                tern_last_error());
         return false;
     }
     std::vector<char> buf((size_t) n + 1);
-    if (tern_chat_apply_template(tmpl, v.data(), v.size(), add_assistant, buf.data(), buf.size()) != n) {
+    if (tern_chat_apply(f.model, &p, v.data(), v.size(), buf.data(), (int32_t) buf.size()) != n) {
         fprintf(stderr, "tern chat: template: %s\n", tern_last_error());
         return false;
     }
@@ -140,7 +163,7 @@ struct chat_session {
     tern_model * m;
     tern_context * ctx;
     tern_sampler * smpl;
-    std::string tmpl;
+    chat_format fmt;
     uint32_t n_ctx, n_batch;
     long long n_predict;
     bool perf, verbose;
@@ -245,7 +268,7 @@ static void print_full(const chat_session * s, bool in_prompt, int32_t n_more) {
 static turn_result turn(chat_session * s, std::string * reply) {
     reply->clear();
     std::string formatted;
-    if (!format_chat(s->tmpl.c_str(), s->history, true, &formatted)) return TURN_ERROR;
+    if (!format_chat(s->fmt, s->history, true, &formatted)) return TURN_ERROR;
     // The cache must hold a prefix of the new text: cut it back to where they agree.
     size_t same = 0;
     const size_t lim = s->cached.size() < formatted.size() ? s->cached.size() : formatted.size();
@@ -343,8 +366,8 @@ static bool read_line(std::string * line, bool tty) {
 }
 
 int cmd_chat(int argc, char ** argv) {
-    const char * path = NULL, * system_prompt = NULL, * tmpl_arg = NULL, * messages_file = NULL;
-    bool print_prompt = false, perf = true, verbose = false;
+    const char * path = NULL, * system_prompt = NULL, * tmpl_arg = NULL, * messages_file = NULL, * tmpl_file = NULL;
+    bool print_prompt = false, perf = true, verbose = false, jinja = false, no_jinja = false;
     const long n_online = sysconf(_SC_NPROCESSORS_ONLN);
     long long n_predict = -1, n_ctx = 4096, n_batch = 512, last_n = 64, seed = -1;
     long long n_threads = n_online > 0 && n_online < 4 ? n_online : 4;
@@ -361,6 +384,9 @@ int cmd_chat(int argc, char ** argv) {
         else if (!strcmp(a, "-m") || !strcmp(a, "--model")) ok = cli_value(argc, argv, i, path);
         else if (!strcmp(a, "-sys") || !strcmp(a, "--system-prompt")) ok = cli_value(argc, argv, i, system_prompt);
         else if (!strcmp(a, "--chat-template")) ok = cli_value(argc, argv, i, tmpl_arg);
+        else if (!strcmp(a, "--chat-template-file")) ok = cli_value(argc, argv, i, tmpl_file);
+        else if (!strcmp(a, "--jinja")) jinja = true;
+        else if (!strcmp(a, "--no-jinja")) no_jinja = true;
         else if (!strcmp(a, "--messages")) ok = cli_value(argc, argv, i, messages_file);
         else if (!strcmp(a, "--print-prompt")) print_prompt = true;
         else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) ok = cli_int(argc, argv, i, n_predict, -1, INT32_MAX);
@@ -385,6 +411,15 @@ int cmd_chat(int argc, char ** argv) {
         return 0;
     }
     if (print_prompt && !messages_file) { fprintf(stderr, "tern chat: --print-prompt needs --messages FILE.json\n"); return 1; }
+    if (tmpl_arg && tmpl_file) {
+        fprintf(stderr, "tern chat: give one of --chat-template and --chat-template-file\n");
+        return 1;
+    }
+    std::string tmpl_text;
+    if (tmpl_file) {
+        if (!cli_read_file(tmpl_file, tmpl_text, CLI_MAX_TEXT_BYTES)) return 1;
+        tmpl_arg = tmpl_text.c_str();
+    }
     if (!path && !(print_prompt && tmpl_arg)) {
         fprintf(stderr, "tern chat: -m FILE is required (try tern chat --help)\n");
         return 1;
@@ -412,29 +447,23 @@ int cmd_chat(int argc, char ** argv) {
         if (!m) return 1;
         if (!print_prompt) cli_devices_loaded("tern chat", dev, m);
     }
-    std::string tmpl;
-    if (tmpl_arg) {
-        tmpl = tmpl_arg;
-    } else {
-        const int32_t n = tern_model_chat_template(m, NULL, 0);
-        if (n > 0) {
-            std::vector<char> buf((size_t) n + 1);
-            tern_model_chat_template(m, buf.data(), buf.size());
-            tmpl.assign(buf.data(), (size_t) n);
-        } else {
-            tmpl = "chatml";
-            fprintf(stderr, "tern chat: the model has no chat template: using chatml\n");
-        }
+    // The template: the one given (a built-in name, or source matched to a built-in
+    // unless --jinja), else the model's own in the Jinja engine (unless --no-jinja),
+    // else chatml with a note.
+    chat_format fmt = {m, tmpl_arg, tmpl_arg ? jinja : !no_jinja};
+    if (!tmpl_arg && tern_model_chat_template(m, NULL, 0) <= 0) {
+        fmt.tmpl = "chatml";
+        fprintf(stderr, "tern chat: the model has no chat template: using chatml\n");
     }
     // Check the template once, before anything else happens.
     std::string probe;
-    if (!format_chat(tmpl.c_str(), {{"user", "hi"}}, true, &probe)) {
+    if (!format_chat(fmt, {{"user", "hi"}}, true, &probe)) {
         tern_model_free(m);
         return 1;
     }
     if (print_prompt) {
         std::string formatted;
-        const bool ok = format_chat(tmpl.c_str(), messages, true, &formatted);
+        const bool ok = format_chat(fmt, messages, true, &formatted);
         if (ok) fwrite(formatted.data(), 1, formatted.size(), stdout);
         tern_model_free(m);
         return ok ? 0 : 1;
@@ -466,13 +495,14 @@ int cmd_chat(int argc, char ** argv) {
     }
     cli_print_placement(stderr, m, ctx);
     if (verbose)
-        fprintf(stderr, "tern chat: seed %u, context %u, batch %u, threads %d, template %.40s%s\n", sp.seed, cp.n_ctx,
-                cp.n_batch, cp.n_threads, tmpl.c_str(), tmpl.size() > 40 ? "..." : "");
+        fprintf(stderr, "tern chat: seed %u, context %u, batch %u, threads %d, template %.40s%s%s\n", sp.seed, cp.n_ctx,
+                cp.n_batch, cp.n_threads, fmt.tmpl ? fmt.tmpl : "(the model's)",
+                fmt.tmpl && strlen(fmt.tmpl) > 40 ? "..." : "", fmt.jinja ? " (Jinja)" : "");
     chat_session s;
     s.m = m;
     s.ctx = ctx;
     s.smpl = smpl;
-    s.tmpl = tmpl;
+    s.fmt = fmt;
     s.n_ctx = cp.n_ctx;
     s.n_batch = cp.n_batch;
     s.n_predict = n_predict;

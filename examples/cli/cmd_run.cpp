@@ -77,7 +77,8 @@ static const char * const run_usage_tail =
         "                           (splits and copies, with devices)\n"
         "  --json                   stream nothing; print one JSON object at the end:\n"
         "                           prompt_tokens, tokens, text, stop (length, eog, stop_string,\n"
-        "                           grammar, context_full), seed, timings\n"
+        "                           grammar, context_full), seed, timings (sample_ms: sampling with\n"
+        "                           any grammar; gen_wall_ms: the whole generation loop)\n"
         "  --logits-out FILE        write float32 logits [n_prompt][n_vocab] of every\n"
         "                           prompt position (the prompt decoded in one batch)\n"
         "  --version                version and kernel set\n"
@@ -458,11 +459,17 @@ int cmd_run(int argc, char ** argv) {
         if (!ok) { fprintf(stderr, "tern run: cannot write '%s'\n", logits_out); rc = 1; }
     }
     const char * stop = "length";
+    double t_sample_ms = 0.0, t_gen_ms = 0.0;   // sampling (grammar included) and the whole generation loop
+    int32_t n_sampled = 0;
+    const double t_gen0 = now_ms();
     if (st == TERN_OK && rc == 0) {
         for (long long k = 0; n_predict < 0 || k < n_predict; k++) {
             float * logits = tern_get_logits_ith(ctx, -1);
             if (logits) for (const logit_bias & b : biases) logits[b.token] += b.bias;
+            const double ts0 = now_ms();
             tern_token t = tern_sampler_sample(smpl, ctx, -1);
+            t_sample_ms += now_ms() - ts0;
+            n_sampled++;
             if (t < 0) {   // a grammar that cannot go on, or bad logits
                 fprintf(stderr, "\ntern run: sampling: %s\n", tern_last_error());
                 rc = 1;
@@ -494,6 +501,7 @@ int cmd_run(int argc, char ** argv) {
             n_past++;
         }
     }
+    t_gen_ms = now_ms() - t_gen0;
     if (st != TERN_OK) {
         fprintf(stderr, "\ntern run: %s: %s\n", tern_status_str(st), tern_last_error());
         rc = 1;
@@ -520,9 +528,10 @@ int cmd_run(int argc, char ** argv) {
         snprintf(tail, sizeof(tail),
                  ", \"stop\": \"%s\", \"seed\": %u, \"timings\": {\"load_ms\": %.3f, \"prompt_eval_tokens\": %d, "
                  "\"prompt_ms\": %.3f, \"prompt_tokens_per_s\": %.2f, \"eval_runs\": %d, \"gen_ms\": %.3f, "
-                 "\"gen_tokens_per_s\": %.2f, \"total_ms\": %.3f}",
+                 "\"gen_tokens_per_s\": %.2f, \"sample_ms\": %.3f, \"sample_runs\": %d, \"gen_wall_ms\": %.3f, "
+                 "\"total_ms\": %.3f}",
                  stop, used_seed, pd.t_load_ms, n_prompt_eval, pd.t_p_eval_ms, p_tps, pd.n_eval, pd.t_eval_ms, e_tps,
-                 t_total_ms);
+                 t_sample_ms, n_sampled, t_gen_ms, t_total_ms);
         out += tail;
         snprintf(tail, sizeof(tail),
                  ", \"graphs\": {\"built\": %llu, \"splits\": %llu, \"copies_h2d\": %llu, \"copies_d2h\": %llu, "
@@ -544,6 +553,9 @@ int cmd_run(int argc, char ** argv) {
                 pd.t_p_eval_ms, pd.n_p_eval, pd.n_p_eval ? pd.t_p_eval_ms / pd.n_p_eval : 0.0, p_tps);
         fprintf(stderr, "tern_perf:        eval time = %10.2f ms / %5d runs   (%8.2f ms per token, %8.2f tokens per second)\n",
                 pd.t_eval_ms, pd.n_eval, pd.n_eval ? pd.t_eval_ms / pd.n_eval : 0.0, e_tps);
+        fprintf(stderr, "tern_perf:    sampling time = %10.2f ms / %5d runs   (%8.2f ms per token, %8.2f tokens per second)\n",
+                t_sample_ms, n_sampled, n_sampled ? t_sample_ms / n_sampled : 0.0,
+                t_sample_ms > 0 ? n_sampled * 1e3 / t_sample_ms : 0.0);
         fprintf(stderr, "tern_perf:       total time = %10.2f ms / %5d tokens\n", t_total_ms,
                 pd.n_p_eval + pd.n_eval);
         if (verbose || pd.splits > 0) {

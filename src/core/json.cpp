@@ -515,7 +515,7 @@ int json_format_double(double d, char * buf) {
         if (*q >= '0' && *q <= '9') digits[k++] = *q;
     }
     while (k > 1 && digits[k - 1] == '0') k--;
-    int exp10 = atoi(q + 1);
+    int exp10 = (int) strtol(q + 1, NULL, 10);
     int n = exp10 + 1;   // the decimal point's place after the first n digits
     int len = 0;
     if (neg) buf[len++] = '-';

@@ -610,8 +610,10 @@ int grammar_try(grammar * g, const uint8_t * bytes, size_t n, uint32_t budget) {
     return g->error != TERN_OK ? -1 : ok;
 }
 
-tern_status grammar_filter(grammar * g, const grammar_vocab * v, uint32_t budget, uint8_t * allowed) {
+tern_status grammar_filter(grammar * g, const grammar_vocab * v, uint32_t budget, uint8_t * allowed,
+                           uint32_t * min_cost) {
     memset(allowed, 0, v->n_vocab);
+    uint32_t best = GRAMMAR_INF;
     if (g->error != TERN_OK) return g->error;
     const uint32_t nodes0 = g->n_nodes, tops0 = g->n_tops;
     if (v->max_len > g->lim.max_token_bytes) {
@@ -654,10 +656,17 @@ tern_status grammar_filter(grammar * g, const grammar_vocab * v, uint32_t budget
             }
         }
         if (dead_at != GRAMMAR_INF) continue;
-        if (budget == GRAMMAR_INF || state_cost(g, g->path[len]) <= budget) allowed[tok] = 1;
+        if (budget == GRAMMAR_INF && !min_cost) {
+            allowed[tok] = 1;
+            continue;
+        }
+        const uint32_t cost = state_cost(g, g->path[len]);
+        if (cost < best) best = cost;
+        if (cost <= budget) allowed[tok] = 1;
     }
     g->n_nodes = nodes0;
     g->n_tops = tops0;
+    if (min_cost) *min_cost = best;
     return TERN_OK;
 }
 

@@ -130,8 +130,11 @@ tern_status grammar_accept(grammar * g, const uint8_t * bytes, size_t n);
 int grammar_try(grammar * g, const uint8_t * bytes, size_t n, uint32_t budget);
 
 // allowed[t] = 1 for every token of v whose piece passes grammar_try (0 for
-// the others; EOG is the caller's). TERN_OK, or the limit that was hit.
-tern_status grammar_filter(grammar * g, const grammar_vocab * v, uint32_t budget, uint8_t * allowed);
+// the others; EOG is the caller's). *min_cost (may be NULL): the fewest bytes
+// left to complete the text after any token the grammar takes, budget or not.
+// TERN_OK, or the limit that was hit.
+tern_status grammar_filter(grammar * g, const grammar_vocab * v, uint32_t budget, uint8_t * allowed,
+                           uint32_t * min_cost = NULL);
 
 // The accepted text is a complete sentence (end of generation may come).
 bool grammar_can_end(const grammar * g);

@@ -535,7 +535,7 @@ void conv::min_max_int(long long min_v, long long max_v, sb & out, int decimals_
             }
             digit_range(out, c, c);
             out.add(" (");
-            min_max_int(atoll(min_s.p + 1), INT_MAX, out, less_decimals, false);
+            min_max_int(strtoll(min_s.p + 1, NULL, 10), INT_MAX, out, less_decimals, false);
             out.ch(')');
             if (c < '9') {
                 out.add(" | ");

@@ -197,6 +197,9 @@ static void apply_penalties(tern_sampler * s) {
     }
 }
 
+// The heap's order: the best candidate (cand_before) on top.
+static bool cand_before_rev(const sampler_candidate & a, const sampler_candidate & b) { return cand_before(b, a); }
+
 static int32_t argmax(const sampler_candidate * cand, int32_t n) {
     int32_t best = 0;
     for (int32_t i = 1; i < n; i++) {
@@ -292,6 +295,44 @@ static tern_token run_chain(tern_sampler * s, const float * logits, const uint8_
     return cand[draw(s, cand, n)].id;
 }
 
+// The grammar refused the chain's choice. When the chain's choice under the
+// grammar depends only on the best few tokens the grammar takes (greedy: the
+// first; top-k: the first k; min-p alone: those above the threshold), find
+// them by checking candidates in descending logit order (a heap) instead of
+// walking the whole vocabulary: that costs a few checks where the grammar
+// takes most tokens (inside a string). The result is the same token the full
+// mask gives. -1: not settled within TOP_FIRST_CHECKS checks (the caller
+// walks the vocabulary), -2: an error.
+#define TOP_FIRST_CHECKS 512
+static tern_token top_first(tern_sampler * s, const float * logits) {
+    const tern_sampler_params & p = s->params;
+    sampler_grammar * g = s->grammar;
+    const int32_t need = p.temp <= 0.0f ? 1 : p.top_k > 0 ? p.top_k : 0;
+    const bool min_p_rule = need == 0 && p.min_p > 0.0f && p.top_p >= 1.0f;
+    if (need == 0 && !min_p_rule) return -1;
+    sampler_candidate * cand = s->cand;
+    load_candidates(s, logits);
+    apply_penalties(s);
+    int32_t n = s->n_vocab;
+    std::make_heap(cand, cand + n, cand_before_rev);
+    memset(g->allowed, 0, (size_t) s->n_vocab);
+    int32_t found = 0;
+    float best = -INFINITY;
+    for (int32_t k = 0; k < TOP_FIRST_CHECKS && n > 0; k++) {
+        std::pop_heap(cand, cand + n, cand_before_rev);
+        const sampler_candidate c = cand[--n];
+        if (c.logit == -INFINITY) break;
+        if (min_p_rule && found > 0 && c.logit < best + logf(p.min_p)) return run_chain(s, logits, g->allowed);
+        const int fits = sampler_grammar_check(g, c.id);
+        if (fits < 0) return -2;
+        if (!fits) continue;
+        g->allowed[c.id] = 1;
+        if (found++ == 0) best = c.logit;
+        if (need > 0 && found == need) return run_chain(s, logits, g->allowed);
+    }
+    return -1;
+}
+
 tern_token sampler_sample_logits(tern_sampler * s, const float * logits, int32_t n_vocab) {
     if (!s || !logits) {
         tern_fail(TERN_ERR_INVALID_ARG, "sampler: %s is NULL", s ? "logits" : "sampler");
@@ -308,7 +349,11 @@ tern_token sampler_sample_logits(tern_sampler * s, const float * logits, int32_t
         // takes it, else constrain every token and choose again.
         int fits = sampler_grammar_check(g, token);
         if (fits < 0) return -1;
-        if (!fits) {
+        if (fits) g->n_chosen++;
+        else token = top_first(s, logits);
+        if (token == -2) return -1;
+        if (!fits && token >= 0) g->n_top++;
+        if (!fits && token < 0) {
             int32_t n_allowed = 0;
             if (sampler_grammar_mask(g, &n_allowed) != TERN_OK) return -1;
             if (n_allowed == 0) {

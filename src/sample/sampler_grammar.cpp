@@ -170,13 +170,21 @@ int sampler_grammar_check(sampler_grammar * sg, tern_token t) {
 tern_status sampler_grammar_mask(sampler_grammar * sg, int32_t * n_allowed) {
     sg->n_walks++;
     *n_allowed = 0;
+    const bool can_end = grammar_can_end(&sg->g);
+    int32_t n = 0;
     if (sg->budget == 0) {
         memset(sg->allowed, 0, sg->v.n_vocab);
     } else {
-        TERN_TRY(grammar_filter(&sg->g, &sg->v, budget_after(sg), sg->allowed));
+        uint32_t min_cost = GRAMMAR_INF;
+        TERN_TRY(grammar_filter(&sg->g, &sg->v, budget_after(sg), sg->allowed, sg->budget >= 0 ? &min_cost : NULL));
+        for (uint32_t t = 0; t < sg->v.n_vocab; t++) n += sg->allowed[t] && !sg->eog[t];
+        // The byte count is only a bound (tokens carry several bytes): when no token
+        // fits it, the ones that bring the text closest to complete still may.
+        if (n == 0 && !can_end && min_cost != GRAMMAR_INF) {
+            TERN_TRY(grammar_filter(&sg->g, &sg->v, min_cost, sg->allowed));
+        }
     }
-    const bool can_end = grammar_can_end(&sg->g);
-    int32_t n = 0;
+    n = 0;
     for (uint32_t t = 0; t < sg->v.n_vocab; t++) {
         if (sg->eog[t]) sg->allowed[t] = can_end;
         n += sg->allowed[t];

@@ -4,9 +4,11 @@
 // In the chain (sampler.cpp), as llama.cpp's common sampler does it: the
 // chain picks a token from the unconstrained logits; if the grammar takes it
 // (its piece extends the accepted text, or it ends generation where the text
-// is complete), that is the token. Otherwise the walk over the sorted pieces
-// marks every token the grammar takes, the others get -inf, and the chain
-// runs again. The chosen token then advances the grammar.
+// is complete), that is the token. Otherwise the chain runs again with every
+// token the grammar refuses at -inf: found, when the chain only looks at the
+// best few (greedy, top-k, min-p alone), by checking candidates in descending
+// logit order, else by the walk over the sorted pieces, which marks every
+// token the grammar takes. The chosen token then advances the grammar.
 //
 // Budget (optional): with n tokens left, a token is taken only if the text
 // can still be completed within the tokens after it, counting one byte per
@@ -37,6 +39,8 @@ struct sampler_grammar {
     int32_t       budget_set;   // what tern_sampler_reset restores
     void *        owned;        // port_alloc block, or NULL (caller memory)
     uint64_t      n_checked;    // statistics: tokens checked alone,
+    uint64_t      n_chosen;     // samples where the chain's choice fitted,
+    uint64_t      n_top;        // settled by checking the best candidates (sampler.cpp),
     uint64_t      n_walks;      // full walks
 };
 
