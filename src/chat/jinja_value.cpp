@@ -11,7 +11,8 @@
 namespace tern {
 
 void * jmem_alloc(jmem * m, size_t n) {
-    size_t at = (m->used + 7) & ~(size_t) 7;
+    // 8-byte aligned in memory, whatever the block's start (a caller's block, or past the JSON inputs).
+    const size_t at = m->used + ((size_t) (0 - (uintptr_t) (m->base + m->used)) & 7);
     if (at > m->cap || n > m->cap - at) return NULL;
     m->used = at + n;
     if (m->used > m->peak) m->peak = m->used;

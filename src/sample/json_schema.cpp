@@ -163,13 +163,16 @@ struct conv {
         return false;
     }
 
-    char * alloc(size_t n) {
-        if (n > cap - used) {
+    // Bump allocation from the scratch; align: a power of two (8 for tables of
+    // pointers, sv and uint32_t; 1 for text).
+    char * alloc(size_t n, size_t align = 1) {
+        const size_t pad = (size_t) (0 - (uintptr_t) (mem + used)) & (align - 1);
+        if (n > cap - used || pad > cap - used - n) {
             fail(TERN_ERR_NO_MEMORY, "json schema: out of memory (%zu bytes of scratch)", cap);
             return NULL;
         }
-        char * r = mem + used;
-        used += n;
+        char * r = mem + used + pad;
+        used += pad + n;
         return r;
     }
 
@@ -637,7 +640,7 @@ seq_item transform(pattern_state & ps) {
         c->fail(TERN_ERR_INVALID_ARG, "json schema: pattern groups nested too deep");
         return seq_item{sv{"", 0}, false};
     }
-    seq_item * seq = (seq_item *) c->alloc(sizeof(seq_item) * (size_t) (length - start + 1));
+    seq_item * seq = (seq_item *) c->alloc(sizeof(seq_item) * (size_t) (length - start + 1), 8);
     uint32_t n = 0;
     while (c->ok() && seq && ps.i < length) {
         const uint32_t before = ps.i;
@@ -835,8 +838,8 @@ sv conv::pattern_rule(sv pattern, sv name) {
     ps.i = 0;
     ps.name = name;
     ps.max_sub = pattern.n + 1;
-    ps.sub_keys = (sv *) alloc(sizeof(sv) * ps.max_sub);
-    ps.sub_ids = (sv *) alloc(sizeof(sv) * ps.max_sub);
+    ps.sub_keys = (sv *) alloc(sizeof(sv) * ps.max_sub, 8);
+    ps.sub_ids = (sv *) alloc(sizeof(sv) * ps.max_sub, 8);
     ps.n_sub = 0;
     ps.depth = 0;
     if (!ok()) return sv{"", 0};
@@ -859,7 +862,7 @@ struct trie_node {
 sv conv::not_strings(const sv * strings, uint32_t n) {
     uint32_t total = 1;
     for (uint32_t k = 0; k < n; k++) total += strings[k].n;
-    trie_node * t = (trie_node *) alloc(sizeof(trie_node) * total);
+    trie_node * t = (trie_node *) alloc(sizeof(trie_node) * total, 8);
     if (!t) return sv{"", 0};
     uint32_t used_nodes = 1;
     t[0] = trie_node{0, false, 0, 0};
@@ -883,7 +886,7 @@ sv conv::not_strings(const sv * strings, uint32_t n) {
     sb out(this);
     out.add("[\"] ( ");
     // Depth-first without recursion: frames of (node, child to print next).
-    uint32_t * stack_node = (uint32_t *) alloc(sizeof(uint32_t) * 2 * (total + 1));
+    uint32_t * stack_node = (uint32_t *) alloc(sizeof(uint32_t) * 2 * (total + 1), 8);
     if (!stack_node) return sv{"", 0};
     uint32_t * stack_child = stack_node + total + 1;
     uint32_t depth = 0;
@@ -1009,10 +1012,10 @@ sv conv::resolve_ref(sv ref) {
 sv conv::object_rule(const json_node ** prop_names, const json_node ** prop_schemas, uint32_t n_props,
                      const bool * required, sv name, const json_node * additional) {
     // kv rule names by property, then "*" for additional properties.
-    sv * kv = (sv *) alloc(sizeof(sv) * (n_props + 1));
-    sv * names = (sv *) alloc(sizeof(sv) * (n_props + 1));
-    uint32_t * req = (uint32_t *) alloc(sizeof(uint32_t) * (n_props + 1));
-    uint32_t * opt = (uint32_t *) alloc(sizeof(uint32_t) * (n_props + 1));
+    sv * kv = (sv *) alloc(sizeof(sv) * (n_props + 1), 8);
+    sv * names = (sv *) alloc(sizeof(sv) * (n_props + 1), 8);
+    uint32_t * req = (uint32_t *) alloc(sizeof(uint32_t) * (n_props + 1), 8);
+    uint32_t * opt = (uint32_t *) alloc(sizeof(uint32_t) * (n_props + 1), 8);
     if (!ok()) return sv{"", 0};
     uint32_t n_req = 0, n_opt = 0;
     for (uint32_t k = 0; k < n_props; k++) {
@@ -1225,8 +1228,8 @@ sv conv::visit(const json_node * schema, sv name, const json_node * type_overrid
         const json_node * additional = use(k, "additionalProperties");
         uint32_t n_props = props && props->type == JSON_OBJECT ? props->n : 0;
         if (props && props->type != JSON_OBJECT) fail(TERN_ERR_INVALID_ARG, "json schema: 'properties' must be an object");
-        const json_node ** pn = (const json_node **) alloc(sizeof(void *) * (n_props + 1));
-        bool * required = (bool *) alloc(n_props + 1);
+        const json_node ** pn = (const json_node **) alloc(sizeof(void *) * (n_props + 1), 8);
+        bool * required = (bool *) alloc(n_props + 1, 8);
         if (ok()) {
             uint32_t i = 0;
             for (const json_node * p = n_props ? props->first : NULL; p; p = p->next) {
@@ -1262,8 +1265,8 @@ sv conv::visit(const json_node * schema, sv name, const json_node * type_overrid
         // Properties of every part; those of anyOf parts are optional.
         uint32_t cap_props = 0;
         for (const json_node * t = all->type == JSON_ARRAY ? all->first : NULL; t; t = t->next) cap_props += 64;
-        const json_node ** pn = (const json_node **) alloc(sizeof(void *) * (cap_props + 1));
-        bool * required = (bool *) alloc(cap_props + 1);
+        const json_node ** pn = (const json_node **) alloc(sizeof(void *) * (cap_props + 1), 8);
+        bool * required = (bool *) alloc(cap_props + 1, 8);
         uint32_t n_props = 0;
         auto add_component = [&](const json_node * comp, bool is_required) {
             for (int hops = 0; comp && comp->type == JSON_OBJECT && json_get(comp, "$ref") && hops < JSON_SCHEMA_MAX_DEPTH; hops++) {
@@ -1490,7 +1493,7 @@ tern_status json_schema_to_gbnf(const char * schema, size_t len, uint32_t flags,
     if (c.register_refs(root)) c.visit(root, sv{"", 0}, NULL, NULL);
     if (!c.ok()) return c.st;
     // The rules sorted by name (byte order), one "name ::= body" line each.
-    uint32_t * order = (uint32_t *) c.alloc(sizeof(uint32_t) * c.n_rules);
+    uint32_t * order = (uint32_t *) c.alloc(sizeof(uint32_t) * c.n_rules, 8);
     if (!order) return c.st;
     for (uint32_t i = 0; i < c.n_rules; i++) order[i] = i;
     // Insertion sort: rule counts are small, and this keeps the file free of recursion.
