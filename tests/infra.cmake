@@ -16,7 +16,7 @@ add_test(NAME c99_header COMMAND test_c99_header)
 
 # nm_check: only libc/libm/libpthread (and libgcc) symbols undefined, no C++
 # runtime, no static constructors, no weak symbol shared across kernel sets'
-# objects. Three known-bad archives prove that each kind of violation makes
+# objects. Four known-bad archives prove that each kind of violation makes
 # the script fail with the matching message.
 set(TERN_NM_CHECK ${CMAKE_CURRENT_SOURCE_DIR}/infra/nm_check.sh)
 add_test(NAME nm_check COMMAND bash ${TERN_NM_CHECK} $<TARGET_FILE:tern> ${CMAKE_C_COMPILER} "${TERN_SANITIZE}")
@@ -24,8 +24,9 @@ if(NOT TERN_SANITIZE)
   add_library(nm_check_bad_new STATIC infra/nm_check_bad_new.cpp)
   add_library(nm_check_bad_ctor STATIC infra/nm_check_bad_ctor.c)
   add_library(nm_check_bad_weak STATIC infra/nm_check_bad_weak_avx2.cpp infra/nm_check_bad_weak_avx512.cpp)
+  add_library(nm_check_bad_weak_vnni STATIC infra/nm_check_bad_weak_avxvnni.cpp infra/nm_check_bad_weak_baseline.cpp)
   foreach(bad "new;C++ runtime symbols undefined (operator new" "ctor;static constructors"
-              "weak;weak symbols a kernel set's object shares")
+              "weak;weak symbols a kernel set's object shares" "weak_vnni;weak symbols a kernel set's object shares")
     list(GET bad 0 name)
     list(GET bad 1 expected)
     add_test(NAME nm_check_detects_${name}
@@ -87,3 +88,7 @@ if(TARGET tern_simple)
                    "Once upon a time" "Once upon a time, there was a little girl")
   set_tests_properties(example_simple PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+
+# licenses: MIT at the top, every bundled model and test-data folder named
+# with its licence in THIRD_PARTY.md (issue 23).
+add_test(NAME licenses COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/infra/license_check.sh ${PROJECT_SOURCE_DIR})

@@ -352,8 +352,9 @@ void test_matmul_kernels(const tern_kernel_set * ks, const tern_kernel_set * ref
 }
 
 // Repacked layouts: groups rewritten by repack (same bytes), then the tile of
-// the repacked rows against the reference dot of the file rows, and each
-// output the same alone as in a tile.
+// the repacked rows against the reference dot of the file rows, bit for bit
+// (the tiles keep the reference's float steps, so repacking changes no
+// logit: test_repack), and each output the same alone as in a tile.
 void test_repacked(const tern_kernel_set * ks, const tern_kernel_set * ref_set) {
     for (tern_type t : k_weight_types) {
         const tern_type_traits * tr = tern_type_traits_get(t);
@@ -362,7 +363,7 @@ void test_repacked(const tern_kernel_set * ks, const tern_kernel_set * ref_set) 
         CHECK_MSG(ks->repack[t] && ks->gemm_repacked[t], "%s %s: repack without its tile", ks->name, tr->name);
         if (!ks->repack[t] || !ks->gemm_repacked[t]) continue;
         const tern_type_traits * act = tern_type_traits_get(tr->vec_dot_type);
-        int bad = 0, bad_tile = 0, cases = 0;
+        int bad = 0, bad_bits = 0, bad_tile = 0, cases = 0;
         for (int64_t blocks : {1, 3, 8}) {
             // 70 columns: more than one 64-column panel of the staged prompt tiles
             const int64_t n = blocks * tr->blck_size, n_w = 2 * R, n_a = blocks == 3 ? 70 : 7;
@@ -397,11 +398,13 @@ void test_repacked(const tern_kernel_set * ks, const tern_kernel_set * ref_set) 
                         fprintf(stderr, "%s %s repacked n=%lld w%lld a%lld: %.9g, reference %.9g\n", ks->name, tr->name,
                                 (long long) n, (long long) i, (long long) j, got, want);
                     }
+                    bad_bits += memcmp(&got, &want, sizeof(float)) != 0;
                     if (memcmp(&got, &col[(size_t) i], sizeof(float)) != 0) bad_tile++;
                 }
             }
         }
         CHECK_MSG(bad == 0, "%s %s: %d of %d repacked outputs off the reference", ks->name, tr->name, bad, cases);
+        CHECK_MSG(bad_bits == 0, "%s %s: %d of %d repacked outputs not the reference's bits", ks->name, tr->name, bad_bits, cases);
         CHECK_MSG(bad_tile == 0, "%s %s: %d of %d repacked outputs depend on the tile", ks->name, tr->name, bad_tile, cases);
         printf("%-7s %-7s repacked in groups of %lld rows: %d cases\n", ks->name, tr->name, (long long) R, cases);
     }

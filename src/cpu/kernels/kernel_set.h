@@ -3,27 +3,30 @@
 //
 // How a set is chosen. The build compiles the scalar set always, plus the
 // SIMD sets of its TERN_SIMD setting (tern_config.h, TERN_KSET_*):
-//   auto on x86-64  scalar, avx2 (AVX2+FMA+F16C), avx512 (F/BW/VL/DQ + VNNI),
-//                   each SIMD set in its own translation units compiled with
-//                   that target's flags (x86/*_avx2.cpp, x86/*_avx512.cpp);
-//                   the best one the CPU runs is picked once, at the first
-//                   call of tern_kernels() (CPUID, and XCR0 for the OS-saved
-//                   AVX / AVX-512 state).
+//   auto on x86-64  scalar, avx2 (AVX2+FMA+F16C), avxvnni (avx2 + AVX-VNNI:
+//                   Alder Lake-N and other cores with VNNI but no AVX-512),
+//                   avx512 (F/BW/VL/DQ + VNNI), each SIMD set in its own
+//                   translation units compiled with that target's flags
+//                   (x86/*_avx2.cpp, *_avxvnni.cpp, *_avx512.cpp); the best
+//                   one the CPU runs (in that order) is picked once, at the
+//                   first call of tern_kernels() (CPUID, and XCR0 for the
+//                   OS-saved AVX / AVX-512 state).
 //   auto on AArch64 scalar + neon (NEON is part of the base ISA; SDOT and
 //                   i8mm kernels chosen at fill time, arm/arm_features.h);
 //                   on 32-bit ARM when the flags enable NEON (ARMv7-A
 //                   -mfpu=neon*): scalar + neon, the SMULL integer dots and
 //                   dot_f32 only (arm/vec_neon.cpp says why).
-//   avx2|avx512|neon  pinned: that set (and scalar), no CPU detection; the
-//                   whole library is compiled for the target.
+//   avx2|avxvnni|avx512|neon  pinned: that set (and scalar; avxvnni and
+//                   avx512 also avx2), no CPU detection; the whole library
+//                   is compiled for the target.
 //   scalar          the references only.
-// The environment variable TERN_KERNELS=scalar|avx2|avx512|neon forces a set
+// The environment variable TERN_KERNELS=scalar|avx2|avxvnni|avx512|neon forces a set
 // lower than the best (for tests, and for users chasing a bug); an unknown or
 // unsupported name is ignored with a warning.
 //
-// A set is filled by chaining: the avx512 fill starts from the avx2 fill,
-// which starts from the scalar fill (the references), so each target only
-// overrides what it does better. Nothing here allocates; the tables are
+// A set is filled by chaining: the avx512 and avxvnni fills start from the
+// avx2 fill, which starts from the scalar fill (the references), so each
+// target only overrides what it does better. Nothing here allocates; the tables are
 // zero-initialized statics filled once (no static constructors).
 //
 // Numerics: kernels marked exact in vec.h give the reference's bits in every
@@ -57,7 +60,7 @@ typedef void (*tern_gemm_fn)(int64_t k, int64_t nr, int64_t nc, const void * w, 
                              const void * a, size_t a_stride, float * out, int64_t ldo);
 
 struct tern_kernel_set {
-    const char * name;  // "scalar", "avx2", "avx512", "neon"
+    const char * name;  // "scalar", "avx2", "avxvnni", "avx512", "neon"
 
     // Vector kernels behind the ops (vec.h describes each).
     float  (*dot_f32)(int64_t n, const float * x, const float * y);
@@ -121,6 +124,10 @@ void tern_fill_gemm_legacy_avx2(tern_kernel_set * ks);   // Q4_0 Q4_1 Q5_0 Q5_1 
 void tern_fill_gemm_float_avx2(tern_kernel_set * ks);    // F32 F16 BF16
 void tern_fill_repack_avx2(tern_kernel_set * ks);        // interleaved Q4_0 Q4_1 Q5_0 Q5_1 Q8_0
 void tern_fill_repack_kquant_avx2(tern_kernel_set * ks);  // interleaved Q4_K Q5_K Q6_K
+#endif
+#if TERN_KSET_AVXVNNI
+void tern_fill_repack_avxvnni(tern_kernel_set * ks);         // interleaved Q4_0 Q4_1 Q5_0 Q5_1 Q8_0
+void tern_fill_repack_kquant_avxvnni(tern_kernel_set * ks);  // interleaved Q4_K Q5_K Q6_K
 #endif
 #if TERN_KSET_AVX512
 void tern_fill_vec_avx512(tern_kernel_set * ks);

@@ -79,6 +79,24 @@ const float * dequant_slice(const tern_tensor * t, int64_t j, int64_t e0, int64_
 
 } // namespace
 
+// Parts per group: enough (token, KV head, part) units for two per thread.
+// A head's result never depends on its part, so the split is free to follow
+// the thread count.
+static void attn_parts(const tern_tensor * dst, int32_t nth, int64_t * parts, int64_t * part_size) {
+    const int64_t group = group_of(dst);
+    const int64_t pairs = dst->src[0]->ne[2] * (dst->src[0]->ne[1] / group);
+    int64_t p = (2 * (int64_t) nth + pairs - 1) / pairs;
+    if (p > group) p = group;
+    *part_size = (group + p - 1) / p;
+    *parts = (group + *part_size - 1) / *part_size;
+}
+
+int64_t tern_op_attn_units(const tern_tensor * dst, int32_t n_threads) {
+    int64_t parts, part_size;
+    attn_parts(dst, n_threads, &parts, &part_size);
+    return dst->src[0]->ne[2] * (dst->src[0]->ne[1] / group_of(dst)) * parts;
+}
+
 size_t tern_op_attn_work_size(const tern_tensor * dst, int32_t n_threads) {
     return (size_t) n_threads * scratch_layout(dst).total();
 }
@@ -167,15 +185,12 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
     tern_fp16 * p16 = (tern_fp16 *) (scratch + lay.q16 + lay.scores);
     float * slice = (float *) (scratch + lay.q16 + lay.scores + lay.p16);
 
-    // Parts per group: enough (token, KV head, part) units for two per thread.
     const int64_t pairs = n_tokens * n_head_kv;
-    int64_t parts = (2 * (int64_t) c->nth + pairs - 1) / pairs;
-    if (parts > group) parts = group;
-    const int64_t part_size = (group + parts - 1) / parts;
-    parts = (group + part_size - 1) / part_size;
+    int64_t parts, part_size;
+    attn_parts(dst, c->nth, &parts, &part_size);
 
     int64_t u0, u1;
-    tern_split_rows(pairs * parts, c->ith, c->nth, &u0, &u1);
+    tern_op_rows(c, pairs * parts, &u0, &u1);
     for (int64_t u = u0; u < u1; u++) {
         const int64_t t = u / (n_head_kv * parts), hk = (u / parts) % n_head_kv;
         const int64_t h0 = hk * group + (u % parts) * part_size;

@@ -33,7 +33,7 @@ void tern_op_get_rows(const tern_op_ctx * c, tern_tensor * dst) {
     const size_t row_bytes = tern_row_size(table->type, ne0);
     uint8_t * scratch = repacked ? (uint8_t *) c->work + (size_t) c->ith * arena_padded(row_bytes) : NULL;
     int64_t r0, r1;
-    tern_split_rows(dst->ne[1], c->ith, c->nth, &r0, &r1);
+    tern_op_rows(c, dst->ne[1], &r0, &r1);
     for (int64_t i = r0; i < r1; i++) {
         int32_t id;
         memcpy(&id, (const uint8_t *) ids->data + i * ids->nb[0], sizeof(id));

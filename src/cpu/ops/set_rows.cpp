@@ -23,7 +23,7 @@ void tern_op_set_rows(const tern_op_ctx * c, tern_tensor * dst) {
     const bool raw = rows->type == target->type;
     const size_t row_bytes = tern_row_size(target->type, row_len);
     int64_t r0, r1;
-    tern_split_rows(rows->ne[1], c->ith, c->nth, &r0, &r1);
+    tern_op_rows(c, rows->ne[1], &r0, &r1);
     for (int64_t i = r0; i < r1; i++) {
         int32_t slot;
         memcpy(&slot, (const uint8_t *) idx->data + i * idx->nb[0], sizeof(slot));
@@ -47,7 +47,7 @@ void tern_op_copy_rows(const tern_op_ctx * c, tern_tensor * dst) {
     const tern_tensor * ids = dst->src[1];    // I32 [n]
     const size_t row_bytes = tern_row_size(table->type, table->ne[0]);
     int64_t r0, r1;
-    tern_split_rows(dst->ne[1], c->ith, c->nth, &r0, &r1);
+    tern_op_rows(c, dst->ne[1], &r0, &r1);
     for (int64_t i = r0; i < r1; i++) {
         int32_t id;
         memcpy(&id, (const uint8_t *) ids->data + i * ids->nb[0], sizeof(id));
