@@ -118,6 +118,8 @@ void fill(set_id id, tern_kernel_set * ks) {
     if (id == SET_DOTPROD || id == SET_I8MM) {
         tern_fill_vec_dot_dotprod(ks);
         tern_fill_vec_dot_kquant_dotprod(ks);
+        tern_fill_repack_dotprod(ks);
+        tern_fill_repack_kquant_dotprod(ks);
         ks->name = "dotprod";
     }
 #endif
@@ -125,6 +127,8 @@ void fill(set_id id, tern_kernel_set * ks) {
     if (id == SET_I8MM) {
         tern_fill_gemm_legacy_i8mm(ks);
         tern_fill_gemm_kquant_i8mm(ks);
+        tern_fill_repack_i8mm(ks);
+        tern_fill_repack_kquant_i8mm(ks);
         ks->name = "i8mm";
     }
 #endif

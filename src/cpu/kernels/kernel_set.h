@@ -140,10 +140,14 @@ void tern_fill_gemm_float_neon(tern_kernel_set * ks);      // F32 F16 BF16 vec_d
 #if TERN_KSET_DOTPROD
 void tern_fill_vec_dot_dotprod(tern_kernel_set * ks);         // legacy formats (SDOT)
 void tern_fill_vec_dot_kquant_dotprod(tern_kernel_set * ks);  // Q2_K .. Q6_K (SDOT)
+void tern_fill_repack_dotprod(tern_kernel_set * ks);          // interleaved legacy formats
+void tern_fill_repack_kquant_dotprod(tern_kernel_set * ks);   // interleaved Q4_K Q5_K Q6_K
 #endif
 #if TERN_KSET_I8MM
 void tern_fill_gemm_legacy_i8mm(tern_kernel_set * ks);     // SMMLA file-layout tiles: Q4_0 Q4_1 Q8_0
 void tern_fill_gemm_kquant_i8mm(tern_kernel_set * ks);     // SMMLA file-layout tiles: Q2_K .. Q6_K
+void tern_fill_repack_i8mm(tern_kernel_set * ks);          // interleaved legacy formats
+void tern_fill_repack_kquant_i8mm(tern_kernel_set * ks);   // interleaved Q4_K Q5_K Q6_K
 #endif
 
 }  // namespace tern
