@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "tern.h"
+#include "device_flags.h"
 
 namespace {
 
@@ -47,9 +48,12 @@ int default_threads(void) {
 struct options {
     std::vector<std::string> models;
     std::vector<int> n_prompt, n_gen, n_depth, n_threads, n_batch;
+    std::vector<int> n_gpu_layers, no_kv_offload, graph_cache;   // lists, as llama-bench's -ngl / -nkvo
     std::vector<std::pair<int, int>> n_pg;
     int reps = k_default_reps;
     output_format format = OUT_MD;
+    cli_devices dev;   // --device, -ot, -ts, --no-op-offload (one setting for every test)
+    bool devices = false;  // a device column set is shown (-ngl or --device given)
 };
 
 void usage(FILE * f) {
@@ -74,12 +78,22 @@ void usage(FILE * f) {
         "                             clamped to what the test needs)\n"
         "  -r, --repetitions N        timed runs per test, after one warmup (default %d)\n"
         "  -o, --output md|csv|json   output format (default md)\n"
+        "  -ngl, --n-gpu-layers N     layers on the devices, a list (default 0; the model is\n"
+        "                             loaded once per value)\n"
+        "  -nkvo, --no-kv-offload 0|1 KV caches on the CPU, a list (default 0)\n"
+        "  --graph-cache N            captured device graphs kept, a list (default 12; 0: capture\n"
+        "                             off, every op launched one by one)\n"
+        "  -dev, --device LIST        devices to use, NAME[:PARAMS] comma-separated (sim0, vulkan0)\n"
+        "  -ot, -ts, --no-op-offload  as tern run --help describes\n"
+        "  --list-devices             the devices this build sees\n"
         "\n"
         "Columns: model (file name), size (weight bytes in MiB/GiB), params, kernels (the\n"
         "kernel set in use), threads, test (pp512, tg128, pp512+tg128, \"pp512 @ d1024\"),\n"
         "t/s (mean ± standard deviation over the repetitions) and, for tg tests, GB/s:\n"
         "the effective bandwidth, weight bytes x t/s / 1e9. csv and json carry the same\n"
         "fields and the per-repetition samples (samples_ns, samples_ts).\n"
+        "With -ngl or --device: an ngl column and, for tg tests, what each generated token\n"
+        "took on the devices (captures, cache hits and device submissions per token).\n"
         "Exit status: 0 done, 1 a model or test failed, 2 bad command line.\n",
         k_default_prompt, k_default_gen, default_threads(), TERN_MAX_THREADS, k_default_batch,
         k_default_reps);
@@ -160,10 +174,22 @@ int parse_args(int argc, char ** argv, options * o) {
         const std::string a = argv[i];
         if (a == "-h" || a == "--help") { usage(stdout); return 1; }
         const char * flag = argv[i];
+        const bool list_flag = a == "-ngl" || a == "--n-gpu-layers" || a == "-nkvo" || a == "--no-kv-offload" ||
+                               a == "--graph-cache";
+        bool dev_ok = true;
+        if (!list_flag && cli_device_flag("tern-bench", argc, argv, i, o->dev, &dev_ok)) {
+            if (!dev_ok) return 2;
+            if (a == "--list-devices") {
+                cli_list_devices(stdout);
+                return 1;
+            }
+            if (a == "-dev" || a == "--device") o->devices = true;
+            continue;
+        }
         const bool known = a == "-m" || a == "--model" || a == "-p" || a == "--n-prompt" || a == "-n" ||
                            a == "--n-gen" || a == "-pg" || a == "-d" || a == "--n-depth" || a == "-t" ||
                            a == "--threads" || a == "-b" || a == "--batch-size" || a == "-r" ||
-                           a == "--repetitions" || a == "-o" || a == "--output";
+                           a == "--repetitions" || a == "-o" || a == "--output" || list_flag;
         if (!known) {
             fprintf(stderr, "tern-bench: unknown option '%s' (tern-bench --help lists them)\n", flag);
             return 2;
@@ -196,6 +222,22 @@ int parse_args(int argc, char ** argv, options * o) {
             }
         } else if (a == "-b" || a == "--batch-size") {
             ok = parse_int_list(flag, v, 1, &o->n_batch);
+        } else if (a == "-ngl" || a == "--n-gpu-layers") {
+            // llama-bench's -ngl takes counts; -1 (all) is Tern's too
+            std::vector<std::string> items;
+            ok = split_list(flag, v, &items);
+            for (size_t k = 0; ok && k < items.size(); k++) {
+                int n = 0;
+                if (items[k] == "-1") n = -1;
+                else ok = parse_int(flag, items[k], 0, &n);
+                if (ok) o->n_gpu_layers.push_back(n);
+            }
+            o->devices = true;
+        } else if (a == "-nkvo" || a == "--no-kv-offload") {
+            ok = parse_int_list(flag, v, 0, &o->no_kv_offload);
+            for (int x : o->no_kv_offload) if (ok && x > 1) ok = bad_value(flag, "'%s' is not 0 or 1", v);
+        } else if (a == "--graph-cache") {
+            ok = parse_int_list(flag, v, 0, &o->graph_cache);
         } else if (a == "-pg") {
             std::vector<std::string> items;
             ok = split_list(flag, v, &items);
@@ -229,6 +271,9 @@ int parse_args(int argc, char ** argv, options * o) {
     if (o->n_depth.empty()) o->n_depth.push_back(0);
     if (o->n_threads.empty()) o->n_threads.push_back(default_threads());
     if (o->n_batch.empty()) o->n_batch.push_back(k_default_batch);
+    if (o->n_gpu_layers.empty()) o->n_gpu_layers.push_back(0);
+    if (o->no_kv_offload.empty()) o->no_kv_offload.push_back(0);
+    if (o->graph_cache.empty()) o->graph_cache.push_back(-1);
     return 0;
 }
 
@@ -238,6 +283,7 @@ int parse_args(int argc, char ** argv, options * o) {
 
 struct test_case {
     int n_batch, n_threads, n_depth, n_prompt, n_gen;
+    int nkvo, graph_cache;   // -nkvo, --graph-cache (-1: the default)
 };
 
 // llama-bench's order: per model, per batch size, per thread count, per depth:
@@ -246,14 +292,16 @@ std::vector<test_case> make_tests(const options & o) {
     std::vector<test_case> tests;
     for (int nb : o.n_batch)
         for (int nt : o.n_threads)
-            for (int nd : o.n_depth) {
-                for (int np : o.n_prompt)
-                    if (np > 0) tests.push_back({ nb, nt, nd, np, 0 });
-                for (int ng : o.n_gen)
-                    if (ng > 0) tests.push_back({ nb, nt, nd, 0, ng });
-                for (const auto & pg : o.n_pg)
-                    if (pg.first > 0 || pg.second > 0) tests.push_back({ nb, nt, nd, pg.first, pg.second });
-            }
+            for (int kv : o.no_kv_offload)
+                for (int gc : o.graph_cache)
+                    for (int nd : o.n_depth) {
+                        for (int np : o.n_prompt)
+                            if (np > 0) tests.push_back({ nb, nt, nd, np, 0, kv, gc });
+                        for (int ng : o.n_gen)
+                            if (ng > 0) tests.push_back({ nb, nt, nd, 0, ng, kv, gc });
+                        for (const auto & pg : o.n_pg)
+                            if (pg.first > 0 || pg.second > 0) tests.push_back({ nb, nt, nd, pg.first, pg.second, kv, gc });
+                    }
     return tests;
 }
 
@@ -318,6 +366,8 @@ tern_status run_gen(tern_context * ctx, token_source * ts, int n) {
 struct model_info {
     std::string path, name, arch;
     uint64_t size = 0, n_params = 0;
+    int n_gpu_layers = 0;
+    bool no_op_offload = false;
 };
 
 struct result {
@@ -329,6 +379,8 @@ struct result {
     double avg_ns = 0, sd_ns = 0, avg_ts = 0, sd_ts = 0;
     bool has_gbps = false;
     double gbps = 0;
+    // Devices, per generated token of the timed runs (tg tests).
+    double captures_per_tok = 0, hits_per_tok = 0, submissions_per_tok = 0;
 };
 
 void mean_sd(const std::vector<double> & v, double * mean, double * sd) {
@@ -366,6 +418,9 @@ int run_test(const tern_model * m, const model_info & mi, const test_case & tc, 
     cp.n_ctx = n_ctx;
     cp.n_batch = (uint32_t) tc.n_batch < n_ctx ? (uint32_t) tc.n_batch : n_ctx;
     cp.n_threads = tc.n_threads;
+    cp.offload_kqv = !tc.nkvo;
+    cp.op_offload = !mi.no_op_offload;
+    cp.graph_cache = tc.graph_cache;
     tern_context * ctx = NULL;
     tern_status st = tern_context_create(m, &cp, &ctx);
     if (st != TERN_OK) {
@@ -385,15 +440,28 @@ int run_test(const tern_model * m, const model_info & mi, const test_case & tc, 
     if (tc.n_prompt > 0) st = run_prompt(ctx, &ts, tc.n_prompt, nb, &buf);
     if (st == TERN_OK && tc.n_gen > 0) st = run_gen(ctx, &ts, 1);
 
+    uint64_t captures = 0, hits = 0, submissions = 0;
     for (int rep = 0; rep < reps && st == TERN_OK; rep++) {
         tern_kv_cache_clear(ctx);
         if (tc.n_depth > 0) st = run_prompt(ctx, &ts, tc.n_depth, nb, &buf);
         if (st != TERN_OK) break;
+        tern_perf_context_reset(ctx);
         const uint64_t t0 = now_ns();
         if (tc.n_prompt > 0) st = run_prompt(ctx, &ts, tc.n_prompt, nb, &buf);
         if (st == TERN_OK && tc.n_gen > 0) st = run_gen(ctx, &ts, tc.n_gen);
         const uint64_t t1 = now_ns();
         if (st == TERN_OK) r->samples_ns.push_back(t1 - t0);
+        tern_perf_data pd;
+        tern_perf_context(ctx, &pd);
+        captures += pd.captures;
+        hits += pd.hits;
+        submissions += pd.submissions;
+    }
+    if (tc.n_prompt == 0 && tc.n_gen > 0 && reps > 0) {
+        const double n = (double) reps * tc.n_gen;
+        r->captures_per_tok = (double) captures / n;
+        r->hits_per_tok = (double) hits / n;
+        r->submissions_per_tok = (double) submissions / n;
     }
     tern_context_free(ctx);
     if (st != TERN_OK) {
@@ -479,6 +547,12 @@ std::vector<field> fields_of(const result & r, bool json) {
         { "n_prompt", std::to_string(r.test.n_prompt), false },
         { "n_gen", std::to_string(r.test.n_gen), false },
         { "n_depth", std::to_string(r.test.n_depth), false },
+        { "n_gpu_layers", std::to_string(r.model->n_gpu_layers), false },
+        { "no_kv_offload", std::to_string(r.test.nkvo), false },
+        { "graph_cache", std::to_string(r.test.graph_cache), false },
+        { "captures_per_token", fmt("%.4f", r.captures_per_tok), false },
+        { "hits_per_token", fmt("%.4f", r.hits_per_tok), false },
+        { "submissions_per_token", fmt("%.4f", r.submissions_per_tok), false },
         { "test", r.name, true },
         { "test_time", r.time, true },
         { "avg_ns", fmt("%.0f", r.avg_ns), false },
@@ -494,6 +568,7 @@ std::vector<field> fields_of(const result & r, bool json) {
 struct printer {
     output_format format;
     bool show_batch;   // md: an n_batch column when -b was given (as llama-bench)
+    bool show_devices; // md: ngl and per-token device columns
     int n_printed = 0;
 
     void header(void) {
@@ -501,7 +576,7 @@ struct printer {
             result dummy;
             model_info mi;
             dummy.model = &mi;
-            dummy.test = test_case{ 0, 0, 0, 0, 0 };
+            dummy.test = test_case{ 0, 0, 0, 0, 0, 0, -1 };
             std::vector<field> f = fields_of(dummy, false);
             for (size_t i = 0; i < f.size(); i++) printf("%s%s", i ? "," : "", f[i].name);
             printf("\n");
@@ -510,12 +585,16 @@ struct printer {
         } else {
             printf("| %-30s | %10s | %10s | %-7s | %7s |", "model", "size", "params", "kernels", "threads");
             if (show_batch) printf(" %7s |", "n_batch");
-            printf(" %13s | %20s | %8s |\n", "test", "t/s", "GB/s");
-            printf("| %s | %s: | %s: | %s | %s: |", std::string(30, '-').c_str(), std::string(9, '-').c_str(),
+            if (show_devices) printf(" %3s | %4s | %5s |", "ngl", "nkvo", "cache");
+            printf(" %13s | %20s | %8s |", "test", "t/s", "GB/s");
+            if (show_devices) printf(" %8s | %8s | %8s |", "capt/tok", "hits/tok", "subm/tok");
+            printf("\n| %s | %s: | %s: | %s | %s: |", std::string(30, '-').c_str(), std::string(9, '-').c_str(),
                    std::string(9, '-').c_str(), std::string(7, '-').c_str(), std::string(6, '-').c_str());
             if (show_batch) printf(" %s: |", std::string(6, '-').c_str());
-            printf(" %s: | %s: | %s: |\n", std::string(12, '-').c_str(), std::string(19, '-').c_str(),
-                   std::string(7, '-').c_str());
+            if (show_devices) printf(" %s: | %s: | %s: |", std::string(2, '-').c_str(), std::string(3, '-').c_str(), std::string(4, '-').c_str());
+            printf(" %s: | %s: | %s: |", std::string(12, '-').c_str(), std::string(19, '-').c_str(), std::string(7, '-').c_str());
+            if (show_devices) printf(" %s: | %s: | %s: |", std::string(7, '-').c_str(), std::string(7, '-').c_str(), std::string(7, '-').c_str());
+            printf("\n");
         }
         fflush(stdout);
     }
@@ -536,10 +615,18 @@ struct printer {
             printf("| %-30s | %10s | %10s | %-7s | %7d |", r.model->name.c_str(), size_str(r.model->size).c_str(),
                    params_str(r.model->n_params).c_str(), tern_kernels_name(), r.test.n_threads);
             if (show_batch) printf(" %7d |", r.test.n_batch);
+            if (show_devices) printf(" %3d | %4d | %5s |", r.model->n_gpu_layers, r.test.nkvo,
+                                     r.test.graph_cache < 0 ? "-" : std::to_string(r.test.graph_cache).c_str());
             const std::string ts = fmt("%.2f", r.avg_ts) + " ± " + fmt("%.2f", r.sd_ts);
             // "±" is two bytes: one more column of width keeps the table aligned.
-            printf(" %13s | %21s | %8s |\n", r.name.c_str(), ts.c_str(),
+            printf(" %13s | %21s | %8s |", r.name.c_str(), ts.c_str(),
                    r.has_gbps ? fmt("%.2f", r.gbps).c_str() : "");
+            if (show_devices) {
+                const bool tg = r.test.n_prompt == 0;
+                printf(" %8s | %8s | %8s |", tg ? fmt("%.3f", r.captures_per_tok).c_str() : "",
+                       tg ? fmt("%.3f", r.hits_per_tok).c_str() : "", tg ? fmt("%.3f", r.submissions_per_tok).c_str() : "");
+            }
+            printf("\n");
         }
         n_printed++;
         fflush(stdout);
@@ -577,10 +664,15 @@ int main(int argc, char ** argv) {
     printer p;
     p.format = o.format;
     p.show_batch = !(o.n_batch.size() == 1 && o.n_batch[0] == k_default_batch);
+    p.show_devices = o.devices;
     p.header();
     int rc = 0;
-    for (const std::string & path : o.models) {
+    for (const std::string & path : o.models) for (int ngl : o.n_gpu_layers) {
         tern_model_params mp = tern_model_default_params();
+        cli_devices dev = o.dev;
+        dev.ngl = ngl;
+        if (!o.devices) dev.ngl = -2;  // not asked: no note
+        cli_devices_apply("tern-bench", dev, &mp, NULL);
         tern_model * m = NULL;
         tern_status st = tern_model_load_file(path.c_str(), &mp, &m);
         if (st != TERN_OK) {
@@ -588,7 +680,10 @@ int main(int argc, char ** argv) {
             rc = 1;
             break;
         }
+        cli_devices_loaded("tern-bench", dev, m);
         model_info mi;
+        mi.n_gpu_layers = ngl;
+        mi.no_op_offload = o.dev.no_op_offload;
         mi.path = path;
         const size_t slash = path.find_last_of('/');
         mi.name = slash == std::string::npos ? path : path.substr(slash + 1);

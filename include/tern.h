@@ -143,6 +143,24 @@ typedef struct tern_model_params {
     void * arena;       /* caller memory for the model's tables (and, on the read path, the
                            file's bytes), or NULL to obtain it once; >= tern_model_mem_size_*() */
     size_t arena_size;  /* bytes at arena */
+
+    /* Accelerators (builds with TERN_DEVICES; tern_hal.h). Placement is decided at
+     * load, before the CPU repacks the weights it runs:
+     *   devices           comma list of device instances, each NAME[:PARAMS] ("vulkan0",
+     *                     "sim0:refuse=ATTN,sim1"; PARAMS go to the device's open), or NULL:
+     *                     every instance of the kinds that offer themselves (not the sim)
+     *   n_gpu_layers      the last N layers run on the devices (< 0 or >= n_layer: all);
+     *                     the output layer follows the last one; 0: none
+     *   tensor_split      n_devices proportions of the offloaded layers, contiguous ranges
+     *                     in device order (llama.cpp's layer split), or NULL: even
+     *   tensor_overrides  "REGEX=DEVICE;REGEX=DEVICE..." (DEVICE: an instance name or CPU):
+     *                     weights whose GGUF name matches (first pattern wins) go there
+     * Without devices compiled in: a device list is TERN_ERR_UNSUPPORTED, n_gpu_layers
+     * is ignored. */
+    const char *  devices;
+    int32_t       n_gpu_layers;
+    const float * tensor_split;
+    const char *  tensor_overrides;
 } tern_model_params;
 
 tern_model_params tern_model_default_params(void);
@@ -264,8 +282,13 @@ typedef struct tern_threadpool tern_threadpool;
 
 typedef struct tern_threadpool_params {
     int32_t n_threads;      /* including the calling thread (worker 0) */
-    int32_t spin_rounds;    /* barrier spins before a worker sleeps on a condition variable */
+    int32_t spin_rounds;    /* rounds an idle worker spins for the next job (at most 2 ms) before it sleeps */
     int     pin_threads;    /* set CPU affinity of worker i to core i */
+    size_t  min_step_bytes; /* a graph whose steps read fewer bytes than this on average (a
+                               small model's decode) runs on the calling thread alone: each
+                               step costs the pool about a microsecond of cache traffic
+                               between cores. Logits are the same either way. 0: always
+                               the whole pool. Default 64 KiB. */
 } tern_threadpool_params;
 
 tern_threadpool_params tern_threadpool_default_params(int32_t n_threads);
@@ -296,6 +319,16 @@ typedef struct tern_context_params {
     float    defrag_thold;  /* compact the KV cache before a decode when its fragmentation exceeds this (<= 0: off) */
     tern_type type_k;       /* KV cache key type: TERN_TYPE_F16 (default), F32, Q8_0, Q4_0 */
     tern_type type_v;       /* value type: the same choices */
+
+    /* Accelerators (the model's devices; ignored without them): */
+    int      offload_kqv;   /* a layer's KV cache lives where its layer runs (default 1); 0: every
+                               layer's cache on the host (llama.cpp's -nkvo) */
+    int      op_offload;    /* large matmuls of host weights run on a device once a batch reaches
+                               its threshold (default 1; prompts, never single tokens) */
+    int32_t  graph_cache;   /* captured device graphs kept (LRU); < 0: the build's
+                               TERN_GRAPH_CACHE_SIZE (default 12); 0: capture off */
+    int      capture_prefill; /* capture batches of several tokens of one sequence too (default 0:
+                               only decode batches, one token per sequence, are captured) */
 } tern_context_params;
 
 tern_context_params tern_context_default_params(void);
@@ -385,6 +418,18 @@ typedef struct tern_perf_data {
     double  t_eval_ms;    /* single-token decodes */
     int32_t n_p_eval;     /* tokens of those multi-token decodes */
     int32_t n_eval;       /* single-token decodes */
+    /* Graph execution (all zero without devices but graphs_built):
+     *   graphs_built   graphs (re)built: a new batch shape, a K-shift, a defrag
+     *   splits         device and CPU splits run
+     *   copies_*, bytes_*: split inputs and outputs moved host->device, device->host,
+     *                  device->device (a copy between two devices counts once, as d2d)
+     *   launches       ops launched one by one (eager)
+     *   captures, replays, hits, misses, evictions, capture_failures: the captured-
+     *                  graph cache (a hit replays; a miss captures)
+     *   submissions    work handed to device queues: each eager copy and launch, each replay */
+    uint64_t graphs_built, splits;
+    uint64_t copies_h2d, copies_d2h, copies_d2d, bytes_h2d, bytes_d2h, bytes_d2d;
+    uint64_t launches, captures, replays, hits, misses, evictions, capture_failures, submissions;
 } tern_perf_data;
 /* Fills *out (all zero for a NULL ctx); out NULL: nothing. */
 void tern_perf_context(const tern_context * ctx, tern_perf_data * out);
@@ -421,6 +466,36 @@ tern_status tern_state_seq_save_file(tern_context * ctx, const char * path, tern
                                      const tern_token * tokens, size_t n_tokens);
 tern_status tern_state_seq_load_file(tern_context * ctx, const char * path, tern_seq_id dest_seq,
                                      tern_token * tokens, size_t capacity, size_t * n_tokens);
+
+/* ------------------------------------------------------------------------ */
+/* Devices (accelerators: builds with TERN_DEVICES, tern_hal.h)             */
+/* ------------------------------------------------------------------------ */
+
+/* Where a model or a context runs: entry 0 is the CPU (the host), then each
+ * device the model was placed on, in the order of tern_model_params.devices.
+ * Bytes each holds: the weights (models and contexts), the KV cache and the
+ * compute memory (activations, and the staging buffer on the device that
+ * holds it) of a context. layers: repeating layers it runs; output: 1 when it
+ * runs the output layer. Writes up to n entries and returns how many there are. */
+typedef struct tern_device_usage {
+    char     name[32];     /* "CPU", "sim0", "vulkan0" */
+    uint64_t weights;
+    uint64_t kv;
+    uint64_t compute;
+    int32_t  layers;
+    int32_t  output;
+} tern_device_usage;
+int32_t tern_model_devices(const tern_model * model, tern_device_usage * out, int32_t n);
+int32_t tern_context_devices(const tern_context * ctx, tern_device_usage * out, int32_t n);
+/* Where layer il runs: 0 the CPU, i >= 1 entry i of tern_model_devices; il ==
+ * n_layer: the output layer; -1 for another il. */
+int32_t tern_model_layer_device(const tern_model * model, int32_t il);
+/* How the context runs each graph kind (forward, and the small-batch forward
+ * plan where there is one, K-shift, defrag): its splits (device, nodes, first
+ * and last node) and its copies, one line each, into buf like snprintf (the
+ * full length is returned; buf may be NULL with size 0). Builds the worst-case
+ * graphs: not while another call uses the context (TERN_ERR_BUSY then: -1). */
+int32_t tern_context_describe(tern_context * ctx, char * buf, size_t size);
 
 /* Bytes of a context's arena per category, for tuning memory. */
 typedef struct tern_mem_audit {

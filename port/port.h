@@ -90,6 +90,9 @@ int  port_current_cpu(void);
 // replaces the exclusion); nothing when that would leave none, or where
 // affinity is unknown. 0 when the mask was set.
 int  port_thread_keep_off_cpu(port_thread * t, int cpu);
+// CPU time thread t has run, in microseconds, or -1 where unknown. Tells a
+// thread that is not running (descheduled) from one busy with a long task.
+int64_t port_thread_cpu_us(port_thread * t);
 void port_mutex_init(port_mutex * m);
 void port_mutex_destroy(port_mutex * m);
 void port_mutex_lock(port_mutex * m);

@@ -7,6 +7,7 @@
 #include "core/status.h"
 #include "context/context.h"
 #include "model/model.h"
+#include "model/placement.h"
 #include "model/repack.h"
 #include "port.h"
 #include "tensor/types.h"
@@ -37,6 +38,7 @@ struct model_sizer {
     uint32_t    max_block_count;
     bool        vocab_only;
     bool        repack;
+    bool        devices;    // the parameters may place the model on devices
     size_t      repack_scratch;
 };
 
@@ -66,7 +68,10 @@ size_t model_sizer_extra(void * user, uint64_t n_tensors) {
     // is refused later (hparams vs tensors), so it never sizes the layer table.
     const uint32_t layers = (uint64_t) s->max_block_count < n_tensors ? s->max_block_count : (uint32_t) n_tensors;
     size_t bytes = arena_padded(sizeof(tern_model)) + vocab_tables_size(&s->vocab) + model_weights_size(layers);
-    if (!s->vocab_only) bytes += arena_padded(context_sizing_scratch_size(layers)) + arena_padded(s->repack_scratch);
+    if (!s->vocab_only) {
+        bytes += arena_padded(context_sizing_scratch_size(layers, s->devices)) + arena_padded(s->repack_scratch) +
+                 model_devices_size(layers);
+    }
     return bytes;
 }
 
@@ -75,6 +80,7 @@ void model_sizer_init(model_sizer * s, const tern_model_params * p, bool blob) {
     vocab_sizer_init(&s->vocab);
     s->vocab_only = p->vocab_only != 0;
     s->repack = p->repack && !blob && !s->vocab_only;
+    s->devices = TERN_WITH_HAL && ((p->devices && p->devices[0]) || p->n_gpu_layers != 0);
 }
 
 // Everything after the files are open: the model struct, vocabulary,
@@ -132,7 +138,7 @@ tern_status model_finish(model_files * files, const tern_model_params * p, tern_
     TERN_TRY(hparams_load(f, m->arch_name, n_vocab, &m->hp));
     if (m->arch->sliding_window) TERN_TRY(hparams_load_sliding_window(f, m->arch_name, &m->hp));
     TERN_TRY(model_bind_weights(m));
-    m->sizing_scratch_size = context_sizing_scratch_size(m->hp.n_layer);
+    m->sizing_scratch_size = context_sizing_scratch_size(m->hp.n_layer, TERN_WITH_HAL && ((p->devices && p->devices[0]) || p->n_gpu_layers != 0));
     m->sizing_scratch = (uint8_t *) arena_alloc(&m->files.arena, m->sizing_scratch_size, TERN_MEM_MODEL_TABLES);
     if (!m->sizing_scratch) return tern_fail(TERN_ERR_INTERNAL, "model arena: no room for the sizing scratch");
     return TERN_OK;
@@ -162,7 +168,11 @@ tern_status model_load(const char * what, const void * src, size_t size, open_fn
     }
     tern_model * m = NULL;
     st = model_finish(&files, &p, &m);
+    // Placement first: the CPU repacks only the weights it runs, and the
+    // devices get theirs in the file's layout.
+    if (st == TERN_OK && !m->vocab_only) st = model_place(m, &p);
     if (st == TERN_OK && p.repack) st = model_repack_weights(m);
+    if (st == TERN_OK && !m->vocab_only) st = model_upload(m);
     if (st != TERN_OK) {
         tern_error_prefix("%s: ", what);
         if (m) tern_model_free(m);
@@ -218,6 +228,7 @@ extern "C" void tern_model_free(tern_model * model) {
     if (!model) return;
     // The model lives in the arena this frees: model_files_close releases the
     // arena last and touches nothing after it.
+    model_devices_close(model);
     model_files_close(&model->files);
 }
 

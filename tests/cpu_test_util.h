@@ -20,6 +20,8 @@ struct test_graph {
     tern_graph_builder gb;
     tern_graph g;
     tern_graph_plan plan;
+    size_t work_bytes = 0;
+    tern_buffer act_buf;
     std::vector<uint8_t> act, work;
 
     explicit test_graph(int32_t capacity = 512, size_t bytes = 4u << 20) : mem(bytes) {
@@ -30,13 +32,20 @@ struct test_graph {
     // Expand the outputs, plan for n_threads and give every tensor its memory.
     tern_status plan_for(std::initializer_list<tern_tensor *> outs, int32_t n_threads) {
         for (tern_tensor * o : outs) TERN_TRY(tern_graph_expand(&g, o));
-        TERN_TRY(tern_graph_plan_make(&g, &gb, n_threads, &arena, &plan));
-        act.assign(plan.activation_bytes + 64, 0);
-        work.assign(plan.work_bytes + 64, 0);
-        return tern_graph_plan_apply(&plan, &gb, align64(act.data()));
+        TERN_TRY(tern_graph_plan_make(&g, &gb, NULL, 1, NULL, &arena, &plan));
+        work_bytes = tern_graph_work_size(&g, n_threads);
+        act.assign(plan.region_bytes[0] + 64, 0);
+        work.assign(work_bytes + 64, 0);
+        return apply(&gb, &g);
+    }
+    // Storage of the plan's region 0 (act) for a graph of the planned topology.
+    tern_status apply(tern_graph_builder * b, const tern_graph * graph) {
+        act_buf = tern_host_buffer(align64(act.data()), plan.region_bytes[0], TERN_BUFFER_ACTIVATIONS);
+        tern_buffer * regions[1] = { &act_buf };
+        return tern_graph_plan_apply(&plan, b, graph, regions);
     }
     tern_status compute(tern_threadpool * pool) {
-        return tern_graph_compute(&g, pool, align64(work.data()), plan.work_bytes, NULL, NULL);
+        return tern_graph_compute(&g, pool, align64(work.data()), work_bytes, NULL, NULL);
     }
     static void * align64(uint8_t * p) { return (void *) (((uintptr_t) p + 63) & ~(uintptr_t) 63); }
 };

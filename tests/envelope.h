@@ -68,6 +68,12 @@ struct envelope_run {
     int      n_threads = 2;
     uint32_t n_ctx = 512;   // the reference's; smaller makes a sliding-window cache reuse cells
     std::vector<int> * greedy_out = NULL;  // the greedy tokens Tern chose, when wanted
+    // Devices (builds with TERN_DEVICES): where the model runs.
+    const char * devices = NULL;
+    int32_t      n_gpu_layers = 0;
+    int          offload_kqv = 1;
+    // Every logit row Tern gave (the prompt's, then each greedy step's), when wanted.
+    std::vector<float> * logits_out = NULL;
 };
 
 static inline void envelope_check(const reference_case & rc, const std::string & label, const std::string & path,
@@ -75,6 +81,8 @@ static inline void envelope_check(const reference_case & rc, const std::string &
     const char * what = label.c_str();
     tern_model * m = NULL;
     tern_model_params mp = tern_model_default_params();
+    mp.devices = run.devices;
+    mp.n_gpu_layers = run.n_gpu_layers;
     tern_status st = tern_model_load_file(path.c_str(), &mp, &m);
     CHECK_MSG(st == TERN_OK, "%s: load: %s", what, tern_last_error());
     if (st != TERN_OK) return;
@@ -95,6 +103,7 @@ static inline void envelope_check(const reference_case & rc, const std::string &
     cp.n_batch = 512;
     cp.n_threads = run.n_threads;
     cp.logits_all = 1;
+    cp.offload_kqv = run.offload_kqv;
     tern_context * ctx = NULL;
     st = tern_context_create(m, &cp, &ctx);
     CHECK_MSG(st == TERN_OK, "%s: context: %s", what, tern_last_error());
@@ -118,6 +127,7 @@ static inline void envelope_check(const reference_case & rc, const std::string &
         CHECK(got != NULL);
         if (!got) break;
         for (int j = 0; j < nv; j++) max_diff = std::max(max_diff, (double) fabsf(got[j] - ref[j]));
+        if (run.logits_out) run.logits_out->insert(run.logits_out->end(), got, got + nv);
         const double kl = envelope_kl(ref, got, nv);
         kl_sum += kl;
         kl_max = std::max(kl_max, kl);
@@ -139,6 +149,7 @@ static inline void envelope_check(const reference_case & rc, const std::string &
     for (size_t k = 0; k < rc.greedy_tokens.size() && st == TERN_OK; k++) {
         const float * lg = tern_get_logits_ith(ctx, last);
         if (!lg) { CHECK(lg != NULL); break; }
+        if (run.logits_out) run.logits_out->insert(run.logits_out->end(), lg, lg + nv);
         tern_token t = envelope_argmax(lg, nv);
         if (run.greedy_out) run.greedy_out->push_back(t);
         if (t != rc.greedy_tokens[k]) {

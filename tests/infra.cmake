@@ -16,7 +16,7 @@ add_test(NAME c99_header COMMAND test_c99_header)
 
 # nm_check: only libc/libm/libpthread (and libgcc) symbols undefined, no C++
 # runtime, no static constructors, no weak symbol shared across kernel sets'
-# objects. Three known-bad archives prove that each kind of violation makes
+# objects. Four known-bad archives prove that each kind of violation makes
 # the script fail with the matching message.
 set(TERN_NM_CHECK ${CMAKE_CURRENT_SOURCE_DIR}/infra/nm_check.sh)
 add_test(NAME nm_check COMMAND bash ${TERN_NM_CHECK} $<TARGET_FILE:tern> ${CMAKE_C_COMPILER} "${TERN_SANITIZE}")
@@ -24,8 +24,9 @@ if(NOT TERN_SANITIZE)
   add_library(nm_check_bad_new STATIC infra/nm_check_bad_new.cpp)
   add_library(nm_check_bad_ctor STATIC infra/nm_check_bad_ctor.c)
   add_library(nm_check_bad_weak STATIC infra/nm_check_bad_weak_avx2.cpp infra/nm_check_bad_weak_avx512.cpp)
+  add_library(nm_check_bad_weak_vnni STATIC infra/nm_check_bad_weak_avxvnni.cpp infra/nm_check_bad_weak_baseline.cpp)
   foreach(bad "new;C++ runtime symbols undefined (operator new" "ctor;static constructors"
-              "weak;weak symbols a kernel set's object shares")
+              "weak;weak symbols a kernel set's object shares" "weak_vnni;weak symbols a kernel set's object shares")
     list(GET bad 0 name)
     list(GET bad 1 expected)
     add_test(NAME nm_check_detects_${name}
@@ -44,6 +45,22 @@ if(NOT TERN_SANITIZE)
   add_test(NAME port_check_detects_os_calls
            COMMAND sh -c "out=$(bash \"$0\" \"$1\" \"$2\"); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -q 'port_check_bad.cpp.o: fopen' && echo \"$out\" | grep -q 'port_check_bad.cpp.o: malloc' && echo \"$out\" | grep -q 'FAIL: thread-local storage'"
                    ${TERN_PORT_CHECK} $<TARGET_FILE:port_check_bad> ${PROJECT_SOURCE_DIR}/port/${TERN_PORT})
+endif()
+
+# layer_check: no layer of src/ includes one above it (the order in
+# docs/ARCHITECTURE.md); a known-bad tree (core/ including model/) proves it fires.
+set(TERN_LAYER_CHECK ${CMAKE_CURRENT_SOURCE_DIR}/infra/layer_check.sh)
+add_test(NAME layer_check COMMAND bash ${TERN_LAYER_CHECK} ${PROJECT_SOURCE_DIR}/src)
+add_test(NAME layer_check_detects_upward_include
+         COMMAND sh -c "out=$(bash \"$0\" \"$1\"); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -qF 'src/core/upward.h (core) includes \"model/model.h\"'"
+                 ${TERN_LAYER_CHECK} ${CMAKE_CURRENT_SOURCE_DIR}/infra/layer_check_bad)
+
+# hal_check: TERN_DEVICES empty -> no HAL symbol or object in libtern.a; with
+# devices the same look finds them.
+if(TERN_CONFIG_HAL)
+  add_test(NAME hal_check COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/infra/hal_check.sh $<TARGET_FILE:tern> present)
+else()
+  add_test(NAME hal_check COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/infra/hal_check.sh $<TARGET_FILE:tern> absent)
 endif()
 
 # install_consumer: cmake --install into a temporary prefix, then a

@@ -21,8 +21,10 @@ static tern_model * load(const std::string & name) {
     return m;
 }
 
-static tern_context * make_ctx(tern_model * m, uint32_t n_ctx, uint32_t n_batch, int n_threads, int logits_all) {
+static tern_context * make_ctx(tern_model * m, uint32_t n_ctx, uint32_t n_batch, int n_threads, int logits_all,
+                               tern_threadpool * pool = NULL) {
     tern_context_params cp = tern_context_default_params();
+    cp.pool = pool;
     cp.n_ctx = n_ctx;
     cp.n_batch = n_batch;
     cp.n_threads = n_threads;
@@ -44,8 +46,19 @@ static std::vector<tern_token> prompt_tokens(tern_model * m, const char * text) 
 // Logits of every prompt position followed by 8 greedy steps, flattened.
 static std::vector<float> run(tern_model * m, const std::vector<tern_token> & prompt, int n_threads, uint32_t n_batch) {
     std::vector<float> out;
-    tern_context * ctx = make_ctx(m, 128, n_batch, n_threads, 1);
-    if (!ctx) return out;
+    // Every graph on the whole pool (min_step_bytes 0): these models are small
+    // enough that the default would run their decode on the caller alone.
+    tern_threadpool * pool = NULL;
+    if (n_threads > 1) {
+        tern_threadpool_params tp = tern_threadpool_default_params(n_threads);
+        tp.min_step_bytes = 0;
+        CHECK_MSG(tern_threadpool_create(&tp, &pool) == TERN_OK, "pool: %s", tern_last_error());
+    }
+    tern_context * ctx = make_ctx(m, 128, n_batch, n_threads, 1, pool);
+    if (!ctx) {
+        tern_threadpool_free(pool);
+        return out;
+    }
     std::vector<tern_token> p = prompt;
     const int nv = tern_model_n_vocab(m);
     if (tern_decode(ctx, tern_batch_get_one(p.data(), (int) p.size())) != TERN_OK) {
@@ -66,6 +79,7 @@ static std::vector<float> run(tern_model * m, const std::vector<tern_token> & pr
         out.insert(out.end(), l, l + nv);
     }
     tern_context_free(ctx);
+    tern_threadpool_free(pool);
     return out;
 }
 

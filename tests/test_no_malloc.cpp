@@ -27,9 +27,13 @@ extern "C" void * calloc(size_t a, size_t b) { if (g_counting) g_calls = g_calls
 extern "C" void * realloc(void * p, size_t n) { if (g_counting) g_calls = g_calls + 1; return __libc_realloc(p, n); }
 extern "C" void free(void * p) { if (g_counting && p) g_calls = g_calls + 1; __libc_free(p); }
 
-static void run_model(const char * name, int n_threads) {
+// devices: the model fully placed on them (builds with the sim device: its
+// worker thread, queue, captures and copies take no heap after creation either).
+static void run_model(const char * name, int n_threads, const char * devices = NULL) {
     std::string path = std::string(tern_test_shared_dir()) + "/models/" + name;
     tern_model_params mp = tern_model_default_params();
+    mp.devices = devices;
+    mp.n_gpu_layers = devices ? -1 : 0;
     tern_model * m = NULL;
     CHECK_MSG(tern_model_load_file(path.c_str(), &mp, &m) == TERN_OK, "%s", tern_last_error());
     if (!m) return;
@@ -91,9 +95,10 @@ static void run_model(const char * name, int n_threads) {
     CHECK_MSG(n_tok > 5 && n_small == INT32_MIN, "tokenize_in: %d, with one byte less %d", n_tok, n_small);
     CHECK_MSG(st == TERN_OK, "%s: %s", name, tern_last_error());
     CHECK(steps == 64);
-    CHECK_MSG(g_calls == 0, "%s (%d threads): %ld heap calls during decode", name, n_threads, (long) g_calls);
-    printf("%s, %d threads: %ld heap calls in 64 decode steps, sequence ops, K-shift, defrag, state io\n", name,
-           n_threads, (long) g_calls);
+    CHECK_MSG(g_calls == 0, "%s (%d threads%s%s): %ld heap calls during decode", name, n_threads, devices ? ", " : "",
+              devices ? devices : "", (long) g_calls);
+    printf("%s, %d threads%s%s: %ld heap calls in 64 decode steps, sequence ops, K-shift, defrag, state io\n", name,
+           n_threads, devices ? ", on " : "", devices ? devices : "", (long) g_calls);
     tern_sampler_free(smpl);
     tern_context_free(ctx);
     tern_model_free(m);
@@ -246,5 +251,9 @@ int main(void) {
     run_model("stories260K.gguf", 1);
     run_model("stories260K.gguf", 3);
     run_model("TinyStories-656K-Q8_0.gguf", 2);
+#if TERN_WITH_DEVICE_SIM
+    run_model("stories260K.gguf", 2, "sim0");
+    run_model("TinyStories-656K-Q8_0.gguf", 2, "sim0:refuse=ATTN,sim1");
+#endif
     return tern_test_summary();
 }

@@ -266,7 +266,7 @@ static void test_attn(tern_type kv_type, int64_t hd, int64_t n_kv) {
         mt = test_input(gb, TERN_TYPE_F32, 2, { n_kv, n_tok });
         tern_tensor * k = tg_view(gb, tg_external(gb, kv_type, 2, cne, kc.data()), 3, vne, vnb, 0);
         tern_tensor * v = tg_view(gb, tg_external(gb, kv_type, 2, cne, vc.data()), 3, vne, vnb, 0);
-        return tg_attn(gb, qt, k, v, mt, scale);
+        return tg_attn(gb, qt, k, v, mt, NULL, scale);
     }, [&] { put(qt, q); put(mt, mask); });
     std::vector<double> want;
     for (int64_t t = 0; t < n_tok; t++) {

@@ -111,7 +111,7 @@ static void check_no_overlap(const test_graph & tg) {
         if (ta->flags & TERN_TENSOR_WEIGHT) continue;
         planned++;
         CHECK(tg.plan.sizes[a.first] >= tern_tensor_nbytes(ta) && tg.plan.offsets[a.first] % 64 == 0);
-        CHECK(tg.plan.offsets[a.first] + tg.plan.sizes[a.first] <= tg.plan.activation_bytes);
+        CHECK(tg.plan.offsets[a.first] + tg.plan.sizes[a.first] <= tg.plan.region_bytes[0]);
         for (auto & b : range) {
             const tern_tensor * tb = &tg.gb.tensors[b.first];
             if (b.first <= a.first || (tb->flags & TERN_TENSOR_WEIGHT)) continue;
@@ -131,13 +131,14 @@ static void test_random_dags() {
         test_graph tg;
         dag_out d = build_dag(&tg.gb, seed, 8);
         expand_all(tg, d);
-        CHECK(tern_graph_plan_make(&tg.g, &tg.gb, 2, &tg.arena, &tg.plan) == TERN_OK);
-        tg.act.assign(tg.plan.activation_bytes + 64, 0);
-        tg.work.assign(tg.plan.work_bytes + 64, 0);
-        CHECK(tern_graph_plan_apply(&tg.plan, &tg.gb, tg.align64(tg.act.data())) == TERN_OK);
+        CHECK(tern_graph_plan_make(&tg.g, &tg.gb, NULL, 1, NULL, &tg.arena, &tg.plan) == TERN_OK);
+        tg.work_bytes = tern_graph_work_size(&tg.g, 2);
+        tg.act.assign(tg.plan.region_bytes[0] + 64, 0);
+        tg.work.assign(tg.work_bytes + 64, 0);
+        CHECK(tg.apply(&tg.gb, &tg.g) == TERN_OK);
         check_no_overlap(tg);
         for (int32_t i = 0; i < tg.gb.n_tensors; i++) sum_naive += tg.plan.sizes[i];
-        sum_planned += tg.plan.activation_bytes;
+        sum_planned += tg.plan.region_bytes[0];
 
         fill_input(d.input, seed);
         CHECK(tg.compute(NULL) == TERN_OK);
@@ -151,17 +152,20 @@ static void test_random_dags() {
         dag_out ds = build_dag(&small.gb, seed, 3);
         expand_all(small, ds);
         std::vector<uint8_t> work(tern_graph_work_size(&small.g, 1) + 64);
-        CHECK(tern_graph_plan_apply(&tg.plan, &small.gb, tg.align64(tg.act.data())) == TERN_OK);
+        CHECK(tg.apply(&small.gb, &small.g) == TERN_OK);
         fill_input(ds.input, seed);
         CHECK(tern_graph_compute(&small.g, NULL, work.data(), work.size(), NULL, NULL) == TERN_OK);
         want = compute_private(seed, 3);
         for (size_t k = 0; k < ds.outs.size(); k++) {
             CHECK_MSG(memcmp(ds.outs[k]->data, want[k].data(), want[k].size() * 4) == 0, "seed %u small output %zu differs", seed, k);
         }
-        // ... and refuses more.
+        // ... and refuses more rows, and another topology.
         test_graph big;
-        build_dag(&big.gb, seed, 9);
-        CHECK(tern_graph_plan_apply(&tg.plan, &big.gb, tg.align64(tg.act.data())) == TERN_ERR_INTERNAL);
+        expand_all(big, build_dag(&big.gb, seed, 9));
+        CHECK(tg.apply(&big.gb, &big.g) == TERN_ERR_INTERNAL);
+        test_graph other;
+        expand_all(other, build_dag(&other.gb, seed + 1000, 3));
+        CHECK(tg.apply(&other.gb, &other.g) == TERN_ERR_INTERNAL);
     }
     printf("planned %zu bytes for %zu bytes of tensors\n", sum_planned, sum_naive);
     CHECK(sum_planned < sum_naive);  // reuse happens

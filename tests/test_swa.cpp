@@ -138,7 +138,7 @@ static void check_window(const std::string & data, const std::string & dir) {
 // 4. The cache's side of the window on a 1-layer cache of 8 cells.
 static void check_cache_units() {
     const uint32_t n_cells = 8;
-    std::vector<uint8_t> buf(arena_buffer_size(kv_cache_mem_size(n_cells, 1, 32, 32, TERN_TYPE_F16, TERN_TYPE_F16)));
+    std::vector<uint8_t> buf(arena_buffer_size(kv_cache_mem_size(n_cells, 1)));
     tern_arena arena;
     arena_init(&arena, buf.data(), buf.size());
     kv_cache kv;
@@ -153,13 +153,16 @@ static void check_cache_units() {
     float mask[8];
     const tern_pos pos = 6;
     const uint64_t seq0 = 1;
-    kv_cache_fill_mask(&kv, 8, 1, &pos, &seq0, 4, mask);
+    int32_t bound = -1;
+    kv_cache_fill_mask(&kv, 8, 8, 1, &pos, &seq0, 4, mask, &bound);
     for (uint32_t j = 0; j < 8; j++) {
         const bool visible = j >= 3 && j < 6;
         CHECK_MSG((mask[j] == 0.0f) == visible, "window mask cell %u: %g", j, mask[j]);
     }
-    kv_cache_fill_mask(&kv, 8, 1, &pos, &seq0, 0, mask);  // no window: all six
+    CHECK(bound == 6);  // one past the last visible cell
+    kv_cache_fill_mask(&kv, 8, 8, 1, &pos, &seq0, 0, mask, &bound);  // no window: all six
     for (uint32_t j = 0; j < 8; j++) CHECK((mask[j] == 0.0f) == (j < 6));
+    CHECK(bound == 6);
 
     // Sequence 0 goes on at 6, sequence 1 at 3: window 4 -> cells 0..2 are still
     // visible to sequence 1 (3 - 0 < 4), nothing may go.

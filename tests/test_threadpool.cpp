@@ -123,7 +123,7 @@ static void test_abort(int32_t n) {
     for (int i = 0; i < 64; i++) ((float *) x->data)[i] = 1.0f;
     // Check before node 0 passes (call 1), after node 0 passes (call 2), after node 1 fires (call 3).
     abort_state st = { 0, 2 };
-    tern_status s = tern_graph_compute(&tg.g, pool, tg.align64(tg.work.data()), tg.plan.work_bytes, abort_after, &st);
+    tern_status s = tern_graph_compute(&tg.g, pool, tg.align64(tg.work.data()), tg.work_bytes, abort_after, &st);
     CHECK(s == TERN_ERR_ABORTED);
     CHECK(((float *) chain[0]->data)[0] == 2.0f);
     CHECK(((float *) chain[1]->data)[0] == 4.0f);
@@ -131,11 +131,11 @@ static void test_abort(int32_t n) {
     CHECK(((float *) chain[5]->data)[0] == -1.0f);
     // Aborting before the first node runs nothing; no abort runs everything.
     st = { 0, 0 };
-    CHECK(tern_graph_compute(&tg.g, pool, tg.align64(tg.work.data()), tg.plan.work_bytes, abort_after, &st) == TERN_ERR_ABORTED);
+    CHECK(tern_graph_compute(&tg.g, pool, tg.align64(tg.work.data()), tg.work_bytes, abort_after, &st) == TERN_ERR_ABORTED);
     CHECK(((float *) chain[2]->data)[0] == -1.0f);
     st = { 0, 100 };
     for (int i = 0; i < 64; i++) ((float *) x->data)[i] = 1.0f;
-    CHECK(tern_graph_compute(&tg.g, pool, tg.align64(tg.work.data()), tg.plan.work_bytes, abort_after, &st) == TERN_OK);
+    CHECK(tern_graph_compute(&tg.g, pool, tg.align64(tg.work.data()), tg.work_bytes, abort_after, &st) == TERN_OK);
     CHECK(((float *) chain[5]->data)[0] == 64.0f);
     tern_threadpool_free(pool);
 }
@@ -194,74 +194,194 @@ static void test_keep_off_cpu() {
 }
 
 // Work claiming (work_claim.h). One worker alone: its own range in order, then
-// the next workers' ranges, each item once.
+// the next workers' ranges, each item once; a claim word of another step
+// (another tag) is never claimed from.
 static void test_claim_order() {
-    tern::tern_claim_counter counters[3];
-    for (auto & c : counters) c.next.store(0);
+    tern::tern_claim_word words[3];
+    for (auto & w : words) w.v.store(tern::step_word(5, 0));
     tern::tern_claim_cursor cur = { 0 };
     int64_t item, got[16], n_got = 0;
-    while (tern::tern_claim_next(counters, 1, 3, 10, &cur, &item) && n_got < 16) got[n_got++] = item;
+    while (tern::tern_claim_next(words, 5, 1, 3, 10, &cur, &item) && n_got < 16) got[n_got++] = item;
     const int64_t want[10] = { 3, 4, 5, 6, 7, 8, 9, 0, 1, 2 };  // ranges [0,3) [3,6) [6,10)
     CHECK(n_got == 10);
     for (int64_t i = 0; i < 10 && i < n_got; i++) CHECK_MSG(got[i] == want[i], "claim %d: %d, want %d", (int) i, (int) got[i], (int) want[i]);
-    CHECK(!tern::tern_claim_next(counters, 1, 3, 10, &cur, &item));  // exhausted stays exhausted
-    for (auto & c : counters) c.next.store(0);
+    CHECK(!tern::tern_claim_next(words, 5, 1, 3, 10, &cur, &item));  // exhausted stays exhausted
+    for (auto & w : words) w.v.store(tern::step_word(5, 0));
     tern::tern_claim_cursor none = { 0 };
-    CHECK(!tern::tern_claim_next(counters, 0, 3, 0, &none, &item));  // no items
+    CHECK(!tern::tern_claim_next(words, 5, 0, 3, 0, &none, &item));  // no items
+    // A late worker of step 4 finds the words holding step 5: nothing to claim.
+    tern::tern_claim_cursor late = { 0 };
+    CHECK(!tern::tern_claim_next(words, 4, 0, 3, 10, &late, &item));
+    CHECK(tern::step_count(words[0].v.load()) == 0);
+    // Words moved to step 6 while a worker of step 5 walks the ranges: it stops there.
+    words[2].v.store(tern::step_word(6, 0));
+    tern::tern_claim_cursor mid = { 0 };
+    n_got = 0;
+    while (tern::tern_claim_next(words, 5, 1, 3, 10, &mid, &item) && n_got < 16) got[n_got++] = item;
+    CHECK(n_got == 3 && got[0] == 3 && got[2] == 5);
 }
 
-// Every worker claims through the pool's counters as the executor does (set
-// k % 2 for node k, its own counter of the other set zeroed meanwhile), over
-// nodes of many sizes; the last worker starts late on some nodes, so the others
-// must take its range. Every item is claimed exactly once.
-struct claim_job {
-    tern_threadpool * pool;
-    std::atomic<int> hits[1000];
-    std::atomic<int> stolen;   // items of the last worker's range claimed by another
+// Step jobs (tern_threadpool_run_steps). A job of steps of many sizes, some
+// nodes with two phases; every item records itself. Checked: each item of
+// each step runs exactly once, no item runs before every item of the step
+// before it is done, `first` is set on exactly one item per worker and step,
+// and the steps come in the order next() gives.
+static const int64_t k_step_sizes[] = { 1, 2, 7, 64, 1000, 3, 999, 1, 40 };
+#define N_STEPS ((int) (sizeof(k_step_sizes) / sizeof(k_step_sizes[0])))
+
+struct step_job {
+    std::atomic<int> hits[N_STEPS][1000];
+    std::atomic<int> done[N_STEPS];
+    std::atomic<int> firsts[N_STEPS][64];
     std::atomic<int> errors;
+    std::atomic<int> stolen;          // items of the last worker's range computed by another
+    int abort_after;                  // abort() true after this step (-1: never)
+    bool late;                        // worker 1 sleeps late_ms in its first item of each job
+    int late_ms;
+    std::atomic<int> slept;           // jobs worker 1 slept in
+    std::atomic<bool> slept_this_job;
 };
 
-static const int64_t k_claim_sizes[] = { 0, 1, 2, 7, 64, 1000, 3, 999 };
-
-static void claim_fn(int32_t ith, int32_t nth, void * arg) {
-    claim_job * j = (claim_job *) arg;
-    tern::tern_claim_counter * claims = tern_threadpool_claims(j->pool);
-    const int n_nodes = (int) (sizeof(k_claim_sizes) / sizeof(k_claim_sizes[0]));
-    for (int k = 0; k < n_nodes; k++) {
-        claims[((k + 1) & 1) * nth + ith].next.store(0, std::memory_order_relaxed);
-        if (ith == nth - 1 && nth > 1 && (k & 1)) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        const int64_t n = k_claim_sizes[k];
-        tern::tern_claim_cursor cur = { 0 };
-        int64_t item;
-        while (tern::tern_claim_next(claims + (k & 1) * nth, ith, nth, n, &cur, &item)) {
-            if (item < 0 || item >= n) { j->errors.fetch_add(1); break; }
-            j->hits[item].fetch_add(1);
-            if (ith != nth - 1 && item >= n * (nth - 1) / nth) j->stolen.fetch_add(1);
+// Steps: every node has phase 0, odd nodes a phase 1 too.
+static int step_of(int32_t node, int32_t phase) {
+    // The steps in order: (0,0) (1,0) (1,1) (2,0) (3,0) (3,1) ... mapped onto k_step_sizes.
+    int k = 0;
+    for (int32_t nd = 0;; nd++) {
+        for (int32_t ph = 0; ph <= (nd & 1); ph++) {
+            if (nd == node && ph == phase) return k;
+            k++;
         }
-        tern_threadpool_barrier(j->pool);
-        if (ith == 0) {
-            for (int64_t i = 0; i < n; i++) {
-                if (j->hits[i].load() != 1) j->errors.fetch_add(1);
-                j->hits[i].store(0);
-            }
-        }
-        tern_threadpool_barrier(j->pool);
     }
 }
 
-static void test_claims(int32_t n) {
+static bool steps_next(const void * job, int32_t prev_node, int32_t prev_phase, int32_t * node, int32_t * phase, int64_t * n) {
+    (void) job;
+    int32_t nd = prev_node, ph = prev_phase + 1;
+    if (prev_node < 0 || ph > (prev_node & 1)) { nd = prev_node + 1; ph = 0; }
+    const int k = step_of(nd, ph);
+    if (k >= N_STEPS) return false;
+    *node = nd;
+    *phase = ph;
+    *n = k_step_sizes[k];
+    return true;
+}
+
+static void steps_item(const void * job, int32_t ith, int32_t nth, int32_t node, int32_t phase, int64_t item, int64_t n, bool first) {
+    step_job * j = (step_job *) job;
+    const int k = step_of(node, phase);
+    if (k >= N_STEPS || n != k_step_sizes[k] || item < 0 || item >= n) { j->errors.fetch_add(1); return; }
+    if (k > 0 && j->done[k - 1].load() != k_step_sizes[k - 1]) j->errors.fetch_add(1);  // the step before is not over
+    if (first) j->firsts[k][ith].fetch_add(1);
+    if (j->late && ith == 1 && !j->slept_this_job.exchange(true)) {
+        j->slept.fetch_add(1);
+        std::this_thread::sleep_for(std::chrono::milliseconds(j->late_ms));
+    }
+    if (j->late && k == 4) {   // items of a few microseconds: worker 1 has time to take one
+        const auto t0 = std::chrono::steady_clock::now();
+        while (std::chrono::steady_clock::now() - t0 < std::chrono::microseconds(2)) {}
+    }
+    if (ith != nth - 1 && nth > 1 && item >= n * (nth - 1) / nth) j->stolen.fetch_add(1);
+    j->hits[k][item].fetch_add(1);
+    j->done[k].fetch_add(1);
+}
+
+static bool steps_abort(const void * job, int32_t node, int32_t phase) {
+    const step_job * j = (const step_job *) job;
+    return j->abort_after >= 0 && step_of(node, phase) >= j->abort_after;
+}
+
+static const tern::tern_step_ops k_step_ops = { steps_next, steps_item, steps_abort };
+
+static void step_job_reset(step_job * j) {
+    for (auto & row : j->hits) for (auto & h : row) h.store(0);
+    for (auto & d : j->done) d.store(0);
+    for (auto & row : j->firsts) for (auto & f : row) f.store(0);
+    j->errors.store(0);
+    j->slept_this_job.store(false);
+}
+
+// Every step complete (up to `last`, none after), each item once, one first per worker that ran.
+static int step_job_faults(step_job * j, int last) {
+    int bad = j->errors.load();
+    for (int k = 0; k < N_STEPS; k++) {
+        for (int64_t i = 0; i < k_step_sizes[k]; i++) bad += j->hits[k][i].load() != (k <= last ? 1 : 0);
+        for (int w = 0; w < 64; w++) bad += j->firsts[k][w].load() > 1;
+    }
+    return bad;
+}
+
+static void test_steps(int32_t n) {
     tern_threadpool * pool = test_pool(n, 1 << 10);
     CHECK(pool != NULL);
     if (!pool) return;
-    static claim_job j;
-    j.pool = pool;
-    for (auto & h : j.hits) h.store(0);
+    static step_job j;
+    j.abort_after = -1;
+    j.late = false;
     j.stolen.store(0);
-    j.errors.store(0);
-    for (int r = 0; r < 5; r++) tern_threadpool_run(pool, claim_fn, &j);
-    CHECK_MSG(j.errors.load() == 0, "n=%d: %d items not claimed exactly once", n, j.errors.load());
-    // 5 ms late on 1000 items: the others take part of the late worker's range.
-    if (tern_threadpool_n_threads(pool) > 1) CHECK_MSG(j.stolen.load() > 0, "n=%d: nothing taken from a late worker", n);
+    for (int r = 0; r < 50; r++) {
+        step_job_reset(&j);
+        CHECK(tern::tern_threadpool_run_steps(pool, &k_step_ops, &j));
+        const int bad = step_job_faults(&j, N_STEPS - 1);
+        CHECK_MSG(bad == 0, "n=%d run %d: %d faults", n, r, bad);
+        if (bad) break;
+    }
+    // Abort after step 3 (between steps): steps 0-3 whole, none after; the pool runs on.
+    j.abort_after = 3;
+    step_job_reset(&j);
+    CHECK(!tern::tern_threadpool_run_steps(pool, &k_step_ops, &j));
+    CHECK_MSG(step_job_faults(&j, 3) == 0, "n=%d: abort left steps half done or ran past it", n);
+    j.abort_after = -1;
+    step_job_reset(&j);
+    CHECK(tern::tern_threadpool_run_steps(pool, &k_step_ops, &j));
+    CHECK(step_job_faults(&j, N_STEPS - 1) == 0);
+    tern_threadpool_free(pool);
+}
+
+// A worker descheduled inside an item (here: asleep in it for 50 ms) holds its
+// one item, not the step: the others take the rest of its range, and it is
+// benched (sits out the next jobs) so later jobs do not wait for it. Every
+// job stays whole, and a benched worker comes back.
+static void test_steps_late(int32_t n) {
+    if (!TERN_WITH_THREADS || n < 2) return;
+    tern_threadpool * pool = test_pool(n, 1 << 10);
+    CHECK(pool != NULL);
+    if (!pool) return;
+    static step_job j;
+    j.abort_after = -1;
+    j.late = true;
+    j.late_ms = 50;
+    j.slept.store(0);
+    j.stolen.store(0);
+    tern::tern_threadpool_stats st0, st1, st2;
+    tern::tern_threadpool_get_stats(pool, &st0);
+    for (int r = 0; r < 10; r++) {
+        step_job_reset(&j);
+        CHECK(tern::tern_threadpool_run_steps(pool, &k_step_ops, &j));
+        CHECK_MSG(step_job_faults(&j, N_STEPS - 1) == 0, "n=%d late run %d: faults", n, r);
+    }
+    tern::tern_threadpool_get_stats(pool, &st1);
+    // Worker 1 may not have been scheduled at all on a loaded machine; when it slept in items of
+    // two jobs, it was benched (once may escape: its item began after the waiter looked).
+    if (j.slept.load() > 1) CHECK_MSG(st1.benched > st0.benched, "n=%d: a worker asleep in an item (%d jobs) was never benched", n, j.slept.load());
+    if (j.slept.load() > 0) CHECK_MSG(j.stolen.load() > 0, "n=%d: nothing of a late worker's range taken", n);
+    if (n == 2) CHECK_MSG(j.slept.load() > 0, "n=2: worker 1 took no item in 10 jobs");
+    // A classic job needs every worker, a benched (asleep) one too.
+    static count_job cj;
+    for (auto & c : cj.calls) c.store(0);
+    cj.bad_nth.store(0);
+    cj.nth_expected = n;
+    tern_threadpool_run(pool, count_fn, &cj);
+    for (int32_t i = 0; i < n; i++) CHECK_MSG(cj.calls[i].load() == 1, "n=%d: worker %d ran a classic job %d times after a bench", n, i, cj.calls[i].load());
+    // No more sleeping: the benched worker takes part again within BACKOFF_MAX jobs.
+    j.late = false;
+    for (int r = 0; r < 600; r++) {
+        step_job_reset(&j);
+        CHECK(tern::tern_threadpool_run_steps(pool, &k_step_ops, &j));
+    }
+    CHECK(step_job_faults(&j, N_STEPS - 1) == 0);
+    tern::tern_threadpool_get_stats(pool, &st2);
+    CHECK(st2.jobs == st1.jobs + 600);
+    CHECK_MSG(st2.worker_jobs > st1.worker_jobs, "n=%d: benched workers never came back", n);
     tern_threadpool_free(pool);
 }
 
@@ -270,7 +390,8 @@ int main() {
         test_kickoffs_and_barrier(n, 1 << 10);
         test_kickoffs_and_barrier(n, 0);
         test_abort(n);
-        test_claims(n);
+        test_steps(n);
+        test_steps_late(n);
     }
     test_claim_order();
     test_sleep_and_wake();

@@ -26,9 +26,9 @@
 
 #include "chat_json.h"
 #include "cli.h"
+#include "device_flags.h"
 
-static void chat_usage(FILE * f) {
-    fprintf(f,
+static const char * const chat_usage_head =
         "usage: tern chat -m FILE [options]\n"
         "       tern chat [-m FILE | --chat-template T] --messages FILE.json [--print-prompt]\n"
         "\n"
@@ -53,7 +53,8 @@ static void chat_usage(FILE * f) {
         "  -c, --ctx-size N         context size (default 4096, at most the training context;\n"
         "                           0: the training context)\n"
         "  -b, --batch-size N       prompt tokens per decode (default 512)\n"
-        "  -t, --threads N          threads (default: the online CPUs, at most 4)\n"
+        "  -t, --threads N          threads (default: the online CPUs, at most 4)\n";
+static const char * const chat_usage_tail =
         "  --temp T                 temperature (default 0.8; 0: greedy)\n"
         "  --top-k K                top-k (default 40; 0: off)\n"
         "  --top-p P                top-p (default 0.95; 1: off)\n"
@@ -65,8 +66,9 @@ static void chat_usage(FILE * f) {
         "  --no-perf                no timings line after each reply\n"
         "  -v, --verbose            the seed and settings, and per turn the cache bookkeeping\n"
         "                           (tokens kept, tokens cut back), on stderr\n"
-        "  -h, --help               this text\n");
-}
+        "  -h, --help               this text\n";
+
+static void chat_usage(FILE * f) { fprintf(f, "%s%s%s", chat_usage_head, cli_devices_help, chat_usage_tail); }
 
 static volatile sig_atomic_t g_interrupted = 0;
 static volatile sig_atomic_t g_abort_decode = 0;  // Ctrl-C may abort the decode in progress (prompt only)
@@ -340,10 +342,12 @@ int cmd_chat(int argc, char ** argv) {
     tern_sampler_params sp = tern_sampler_default_params();
     sp.temp = 0.8f; sp.top_k = 40; sp.top_p = 0.95f; sp.min_p = 0.05f;
     sp.repeat_penalty = 1.0f; sp.frequency_penalty = 0.0f; sp.presence_penalty = 0.0f;
+    cli_devices dev;
     for (int i = 1; i < argc; i++) {
         const char * a = argv[i];
         bool ok = true;
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) ok = cli_value(argc, argv, i, path);
+        if (cli_device_flag("tern chat", argc, argv, i, dev, &ok)) {}
+        else if (!strcmp(a, "-m") || !strcmp(a, "--model")) ok = cli_value(argc, argv, i, path);
         else if (!strcmp(a, "-sys") || !strcmp(a, "--system-prompt")) ok = cli_value(argc, argv, i, system_prompt);
         else if (!strcmp(a, "--chat-template")) ok = cli_value(argc, argv, i, tmpl_arg);
         else if (!strcmp(a, "--messages")) ok = cli_value(argc, argv, i, messages_file);
@@ -365,6 +369,10 @@ int cmd_chat(int argc, char ** argv) {
         else { fprintf(stderr, "tern chat: unknown option '%s'\n", a); chat_usage(stderr); return 1; }
         if (!ok) return 1;
     }
+    if (dev.list) {
+        cli_list_devices(stdout);
+        return 0;
+    }
     if (print_prompt && !messages_file) { fprintf(stderr, "tern chat: --print-prompt needs --messages FILE.json\n"); return 1; }
     if (!path && !(print_prompt && tmpl_arg)) {
         fprintf(stderr, "tern chat: -m FILE is required (try tern chat --help)\n");
@@ -384,11 +392,14 @@ int cmd_chat(int argc, char ** argv) {
 
     // The model; for --print-prompt only its vocabulary and template.
     tern_model * m = NULL;
+    tern_context_params cp = tern_context_default_params();
     if (path) {
         tern_model_params mp = tern_model_default_params();
         mp.vocab_only = print_prompt;
+        if (!print_prompt) cli_devices_apply("tern chat", dev, &mp, &cp);
         m = cli_load_model(path, mp);
         if (!m) return 1;
+        if (!print_prompt) cli_devices_loaded("tern chat", dev, m);
     }
     std::string tmpl;
     if (tmpl_arg) {
@@ -418,7 +429,6 @@ int cmd_chat(int argc, char ** argv) {
         return ok ? 0 : 1;
     }
 
-    tern_context_params cp = tern_context_default_params();
     const int32_t n_train = tern_model_n_ctx_train(m);
     cp.n_ctx = (uint32_t) (n_ctx == 0 || (n_train > 0 && n_ctx > n_train) ? n_train : n_ctx);
     cp.n_batch = (uint32_t) (n_batch < (long) cp.n_ctx ? n_batch : (long) cp.n_ctx);
@@ -437,6 +447,7 @@ int cmd_chat(int argc, char ** argv) {
         tern_model_free(m);
         return 1;
     }
+    cli_print_placement(stderr, m, ctx);
     if (verbose)
         fprintf(stderr, "tern chat: seed %u, context %u, batch %u, threads %d, template %.40s%s\n", sp.seed, cp.n_ctx,
                 cp.n_batch, cp.n_threads, tmpl.c_str(), tmpl.size() > 40 ? "..." : "");

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <string>
 #include "cli.h"
+#include "device_flags.h"
 
 static void info_usage(FILE * f) {
     fprintf(f,
@@ -27,6 +28,9 @@ static void info_usage(FILE * f) {
         "  --vocab-only       metadata and vocabulary only (any architecture, no weights)\n"
         "  --check-tensors    validate that weights and block scales are finite\n"
         "  --meta             also print every metadata key and value\n"
+        "  -ngl N, --device LIST, -ot REGEX=DEV, -ts A,B\n"
+        "                     where the layers and weights would run on those devices\n"
+        "                     (placement: layers per device, bytes of weights)\n"
         "  -h, --help         this text\n");
 }
 
@@ -50,9 +54,12 @@ int cmd_info(int argc, char ** argv) {
     const char * path = NULL;
     bool blob = false, meta = false;
     tern_model_params p = tern_model_default_params();
+    cli_devices dev;
     for (int i = 1; i < argc; i++) {
         const char * a = argv[i];
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) { if (!cli_value(argc, argv, i, path)) return 1; }
+        bool ok = true;
+        if (cli_device_flag("tern info", argc, argv, i, dev, &ok)) { if (!ok) return 1; }
+        else if (!strcmp(a, "-m") || !strcmp(a, "--model")) { if (!cli_value(argc, argv, i, path)) return 1; }
         else if (!strcmp(a, "--no-mmap")) p.use_mmap = 0;
         else if (!strcmp(a, "--blob")) blob = true;
         else if (!strcmp(a, "--vocab-only")) p.vocab_only = 1;
@@ -62,6 +69,7 @@ int cmd_info(int argc, char ** argv) {
         else { fprintf(stderr, "tern info: unknown option '%s'\n", a); info_usage(stderr); return 1; }
     }
     if (!path) { fprintf(stderr, "tern info: -m FILE is required\n"); return 1; }
+    cli_devices_apply("tern info", dev, &p, NULL);
 
     std::string bytes, err;
     tern_status st = TERN_OK;
@@ -119,6 +127,7 @@ int cmd_info(int argc, char ** argv) {
     if (!cannot_run.empty()) printf("runnable:        no (%s)\n", cannot_run.c_str());
     else if (p.vocab_only) printf("runnable:        not checked (--vocab-only)\n");
     else printf("runnable:        yes\n");
+    if (m && !p.vocab_only) cli_print_layers(stdout, m);
 
     if (meta) {
         printf("\nmetadata (%d keys):\n", tern_model_meta_count(m));

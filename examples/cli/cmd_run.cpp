@@ -16,10 +16,10 @@
 #include <vector>
 
 #include "cli.h"
+#include "device_flags.h"
 #include "run_context.h"
 
-static void run_usage(FILE * f) {
-    fprintf(f,
+static const char * const run_usage_head =
         "usage: tern run -m FILE (-p PROMPT | -f FILE) [options]\n"
         "\n"
         "Generates text after the prompt and streams it to stdout; timings go to stderr.\n"
@@ -38,9 +38,8 @@ static void run_usage(FILE * f) {
         "                           model's training context; 0: the training context)\n"
         "  -b, --batch-size N       tokens per graph evaluation (default 512)\n"
         "  -ub, --ubatch-size N     the same limit, as llama.cpp's physical batch (the smaller wins)\n"
-        "  -t, --threads N          threads (default: the online CPUs, at most 4)\n"
-        "  -ngl, --n-gpu-layers N   accepted for llama.cpp habits: this build has no accelerator\n"
-        "                           (a one-line note; every layer runs on the CPU)\n"
+        "  -t, --threads N          threads (default: the online CPUs, at most 4)\n";
+static const char * const run_usage_tail =
         "  --temp T                 temperature (default 0.8; 0: greedy)\n"
         "  --top-k K                top-k (default 40; 0: off)\n"
         "  --top-p P                top-p (default 0.95; 1: off)\n"
@@ -72,14 +71,16 @@ static void run_usage(FILE * f) {
         "                           into the CPU kernels' interleaved layout where they have one)\n"
         "  --no-perf                no timings on stderr at the end (load, prompt eval, eval,\n"
         "                           total, as llama_perf_context_print)\n"
-        "  -v, --verbose            the seed and settings on stderr\n"
+        "  -v, --verbose            the seed and settings on stderr, and how each graph runs\n"
+        "                           (splits and copies, with devices)\n"
         "  --json                   stream nothing; print one JSON object at the end:\n"
         "                           prompt_tokens, tokens, text, stop, seed, timings\n"
         "  --logits-out FILE        write float32 logits [n_prompt][n_vocab] of every\n"
         "                           prompt position (the prompt decoded in one batch)\n"
         "  --version                version and kernel set\n"
-        "  -h, --help               this text\n");
-}
+        "  -h, --help               this text\n";
+
+static void run_usage(FILE * f) { fprintf(f, "%s%s%s", run_usage_head, cli_devices_help, run_usage_tail); }
 
 static std::string piece(tern_model * m, tern_token t, int special = 0) {
     char buf[256];
@@ -220,7 +221,8 @@ int cmd_run(int argc, char ** argv) {
     const char * path = NULL, * prompt_arg = NULL, * prompt_file = NULL, * logits_out = NULL, * prompt_cache = NULL;
     long n_online = sysconf(_SC_NPROCESSORS_ONLN);
     long long n_predict = 128, n_ctx = 4096, n_batch = 512, n_ubatch = 0, n_threads = n_online > 0 && n_online < 4 ? n_online : 4;
-    long long seed = -1, last_n = 64, n_keep = 0, ga_n = 1, ga_w = 512, ngl = -1;
+    long long seed = -1, last_n = 64, n_keep = 0, ga_n = 1, ga_w = 512;
+    cli_devices dev;
     bool json = false, context_shift = true, escape = true, ignore_eos = false, perf = true, verbose = false;
     std::vector<std::string> stops;
     std::vector<logit_bias> biases;
@@ -241,7 +243,7 @@ int cmd_run(int argc, char ** argv) {
         else if (!strcmp(a, "-b") || !strcmp(a, "--batch-size")) ok = cli_int(argc, argv, i, n_batch, 1, INT32_MAX);
         else if (!strcmp(a, "-ub") || !strcmp(a, "--ubatch-size")) ok = cli_int(argc, argv, i, n_ubatch, 1, INT32_MAX);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = cli_int(argc, argv, i, n_threads, 1, TERN_MAX_THREADS);
-        else if (!strcmp(a, "-ngl") || !strcmp(a, "--n-gpu-layers") || !strcmp(a, "--gpu-layers")) ok = cli_int(argc, argv, i, ngl, -1, INT32_MAX);
+        else if (cli_device_flag("tern run", argc, argv, i, dev, &ok)) {}
         else if (!strcmp(a, "--temp")) ok = cli_float(argc, argv, i, sp.temp);
         else if (!strcmp(a, "--top-k")) { long long k; ok = cli_int(argc, argv, i, k, 0, INT32_MAX); sp.top_k = (int32_t) k; }
         else if (!strcmp(a, "--top-p")) ok = cli_float(argc, argv, i, sp.top_p);
@@ -297,6 +299,10 @@ int cmd_run(int argc, char ** argv) {
         else { fprintf(stderr, "tern run: unknown option '%s'\n", a); run_usage(stderr); return 1; }
         if (!ok) return 1;
     }
+    if (dev.list) {
+        cli_list_devices(stdout);
+        return 0;
+    }
     if (!path || !prompt_arg == !prompt_file) {
         fprintf(stderr, "tern run: -m FILE and one of -p PROMPT or -f FILE are required\n");
         return 1;
@@ -309,13 +315,15 @@ int cmd_run(int argc, char ** argv) {
         for (std::string & s : stops) s = process_escapes(s);
     }
     if (prompt.size() > (size_t) INT32_MAX) { fprintf(stderr, "tern run: the prompt is too long\n"); return 1; }
-    if (ngl > 0) fprintf(stderr, "tern run: -ngl %lld: this build has no accelerator; every layer runs on the CPU\n", ngl);
+    tern_context_params cp = tern_context_default_params();
+    cli_devices_apply("tern run", dev, &mp, &cp);
     if (n_ubatch > 0 && n_ubatch < n_batch) n_batch = n_ubatch;
     const uint32_t used_seed = seed < 0 ? random_seed() : (uint32_t) seed;
     sp.seed = used_seed;
 
     tern_model * m = cli_load_model(path, mp);
     if (!m) return 1;
+    cli_devices_loaded("tern run", dev, m);
     const int32_t n_vocab = tern_model_n_vocab(m);
     for (const logit_bias & b : biases) {
         if (b.token >= n_vocab) {
@@ -341,7 +349,6 @@ int cmd_run(int argc, char ** argv) {
     }
     tokens.resize(n_prompt);
 
-    tern_context_params cp = tern_context_default_params();
     const int32_t n_train = tern_model_n_ctx_train(m);
     cp.n_ctx = (uint32_t) (n_ctx == 0 || n_ctx > n_train ? n_train : n_ctx);
     sp.penalty_last_n = last_n < 0 ? (int32_t) cp.n_ctx : (int32_t) last_n;  // -1: the context, as llama.cpp
@@ -374,6 +381,12 @@ int cmd_run(int argc, char ** argv) {
         fprintf(stderr, "tern run: %s: %s\n", tern_status_str(st), tern_last_error());
         tern_model_free(m);
         return 1;
+    }
+    cli_print_placement(stderr, m, ctx);
+    if (verbose) {
+        const int32_t need = tern_context_describe(ctx, NULL, 0);
+        std::string text(need > 0 ? (size_t) need + 1 : 1, 0);
+        if (need > 0 && tern_context_describe(ctx, &text[0], text.size()) == need) fprintf(stderr, "%s", text.c_str());
     }
     tern_sampler * smpl = NULL;
     st = tern_sampler_create(m, &sp, NULL, 0, &smpl);
@@ -484,13 +497,25 @@ int cmd_run(int argc, char ** argv) {
         for (size_t i = 0; i < generated.size(); i++) out += (i ? ", " : "") + std::to_string(generated[i]);
         out += "], \"text\": ";
         json_append_string(out, text);
-        char tail[512];
+        char tail[1024];
         snprintf(tail, sizeof(tail),
                  ", \"stop\": \"%s\", \"seed\": %u, \"timings\": {\"load_ms\": %.3f, \"prompt_eval_tokens\": %d, "
                  "\"prompt_ms\": %.3f, \"prompt_tokens_per_s\": %.2f, \"eval_runs\": %d, \"gen_ms\": %.3f, "
-                 "\"gen_tokens_per_s\": %.2f, \"total_ms\": %.3f}}",
+                 "\"gen_tokens_per_s\": %.2f, \"total_ms\": %.3f}",
                  stop, used_seed, pd.t_load_ms, n_prompt_eval, pd.t_p_eval_ms, p_tps, pd.n_eval, pd.t_eval_ms, e_tps,
                  t_total_ms);
+        out += tail;
+        snprintf(tail, sizeof(tail),
+                 ", \"graphs\": {\"built\": %llu, \"splits\": %llu, \"copies_h2d\": %llu, \"copies_d2h\": %llu, "
+                 "\"copies_d2d\": %llu, \"bytes_h2d\": %llu, \"bytes_d2h\": %llu, \"bytes_d2d\": %llu, \"launches\": %llu, "
+                 "\"captures\": %llu, \"replays\": %llu, \"hits\": %llu, \"misses\": %llu, \"evictions\": %llu, "
+                 "\"capture_failures\": %llu, \"submissions\": %llu}}",
+                 (unsigned long long) pd.graphs_built, (unsigned long long) pd.splits, (unsigned long long) pd.copies_h2d,
+                 (unsigned long long) pd.copies_d2h, (unsigned long long) pd.copies_d2d, (unsigned long long) pd.bytes_h2d,
+                 (unsigned long long) pd.bytes_d2h, (unsigned long long) pd.bytes_d2d, (unsigned long long) pd.launches,
+                 (unsigned long long) pd.captures, (unsigned long long) pd.replays, (unsigned long long) pd.hits,
+                 (unsigned long long) pd.misses, (unsigned long long) pd.evictions, (unsigned long long) pd.capture_failures,
+                 (unsigned long long) pd.submissions);
         out += tail;
         puts(out.c_str());
     }
@@ -502,6 +527,18 @@ int cmd_run(int argc, char ** argv) {
                 pd.t_eval_ms, pd.n_eval, pd.n_eval ? pd.t_eval_ms / pd.n_eval : 0.0, e_tps);
         fprintf(stderr, "tern_perf:       total time = %10.2f ms / %5d tokens\n", t_total_ms,
                 pd.n_p_eval + pd.n_eval);
+        if (verbose || pd.splits > 0) {
+            fprintf(stderr, "tern_perf:           graphs = %llu built, %llu splits, %llu captures, %llu replays (%llu hits, %llu misses, "
+                    "%llu evictions, %llu failed captures), %llu eager launches, %llu device submissions\n",
+                    (unsigned long long) pd.graphs_built, (unsigned long long) pd.splits, (unsigned long long) pd.captures,
+                    (unsigned long long) pd.replays, (unsigned long long) pd.hits, (unsigned long long) pd.misses,
+                    (unsigned long long) pd.evictions, (unsigned long long) pd.capture_failures, (unsigned long long) pd.launches,
+                    (unsigned long long) pd.submissions);
+            fprintf(stderr, "tern_perf:           copies = %llu host->device (%llu bytes), %llu device->host (%llu bytes), "
+                    "%llu device->device (%llu bytes)\n",
+                    (unsigned long long) pd.copies_h2d, (unsigned long long) pd.bytes_h2d, (unsigned long long) pd.copies_d2h,
+                    (unsigned long long) pd.bytes_d2h, (unsigned long long) pd.copies_d2d, (unsigned long long) pd.bytes_d2d);
+        }
     }
     tern_sampler_free(smpl);
     tern_context_free(ctx);

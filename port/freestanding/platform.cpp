@@ -86,6 +86,7 @@ void port_thread_join(port_thread *) {}
 int port_thread_pin(port_thread *, int) { return -1; }
 int port_current_cpu(void) { return -1; }
 int port_thread_keep_off_cpu(port_thread *, int) { return -1; }
+int64_t port_thread_cpu_us(port_thread *) { return -1; }
 void port_mutex_init(port_mutex *) {}
 void port_mutex_destroy(port_mutex *) {}
 void port_mutex_lock(port_mutex *) {}

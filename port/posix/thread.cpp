@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 namespace tern {
@@ -80,5 +81,17 @@ int port_cpus_allowed(void) {
 }
 
 void port_thread_yield(void) { sched_yield(); }
+
+int64_t port_thread_cpu_us(port_thread * t) {
+#if defined(_POSIX_THREAD_CPUTIME) && _POSIX_THREAD_CPUTIME >= 0
+    clockid_t cid;
+    struct timespec ts;
+    if (pthread_getcpuclockid(t->handle, &cid) != 0 || clock_gettime(cid, &ts) != 0) return -1;
+    return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+#else
+    (void) t;
+    return -1;
+#endif
+}
 
 }  // namespace tern

@@ -1,8 +1,8 @@
 // Context creation: everything a context will ever use, sized and placed once.
 #include "context/context.h"
 #include "core/status.h"
+#include "model/placement.h"
 #include "tensor/types.h"
-#include "cpu/compute.h"
 #include "port.h"
 
 #include <inttypes.h>
@@ -19,6 +19,9 @@ extern "C" tern_context_params tern_context_default_params(void) {
     p.n_threads = 4;
     p.type_k = TERN_TYPE_F16;
     p.type_v = TERN_TYPE_F16;
+    p.offload_kqv = 1;
+    p.op_offload = 1;
+    p.graph_cache = -1;
     return p;
 }
 
@@ -71,21 +74,42 @@ namespace {
 // Places the context's parts in an arena. In measuring mode the large buffers
 // (KV rows, activations, work, logits) are only counted, while the small
 // tables (graph, plan) are really built in a scratch arena, because the plan
-// is what tells how large the activations are.
+// is what tells how large the activations are. The builder's capacity: the
+// tensor count the graphs take, measured by a first pass built with the
+// bound (n_tensors 0 asks for that pass, which records the counts).
 struct context_placer {
     tern_arena * arena;
     bool measure;
     size_t counted;   // padded bytes of buffers not allocated (measure mode)
     size_t counted_at_plan;  // `counted` when planning starts (its temp scratch sits on top)
+    int32_t n_tensors;  // builder capacity (0: the bound, and count)
+    int32_t n_nodes;    // graph capacity
 
-    void * take(size_t bytes, tern_mem_category cat) {
+    void * take(size_t bytes, tern_mem_category cat, bool zero = false) {
         if (measure) {
             counted += arena_padded(bytes);
             return (void *) arena;  // never dereferenced while measuring
         }
-        return arena_alloc(arena, bytes, cat);
+        return zero ? arena_calloc(arena, bytes, cat) : arena_alloc(arena, bytes, cat);
     }
 };
+
+// The worst case of a graph kind, built into the context's builder (the
+// forward graph's: n_batch tokens, or below the offload threshold for the
+// small plan).
+tern_status build_worst(tern_context * ctx, context_graph_kind kind, bool small = false) {
+    const tern_context_params * p = &ctx->params;
+    switch (kind) {
+        case GRAPH_FORWARD: {
+            const uint32_t n = small ? ctx->offload_threshold - 1 : p->n_batch;
+            forward_shape worst = { n, n };
+            return forward_build(ctx->model, &ctx->kv, worst, &ctx->gb, &ctx->graph, &ctx->io);
+        }
+        case GRAPH_SHIFT: return forward_build_shift(ctx->model, &ctx->kv, p->n_ctx, &ctx->gb, &ctx->graph, &ctx->shift_io);
+        case GRAPH_DEFRAG: return kv_defrag_build(&ctx->kv, p->n_ctx, &ctx->gb, &ctx->graph, &ctx->defrag_io);
+        default: return TERN_ERR_INTERNAL;
+    }
+}
 
 tern_status context_place(tern_context * ctx, context_placer * pl) {
     const tern_model * m = ctx->model;
@@ -105,9 +129,35 @@ tern_status context_place(tern_context * ctx, context_placer * pl) {
         ctx->pool = p->pool;
     }
 
-    // KV cache: cells and layer buffers.
+    // The model's devices, as this context runs them.
+    ctx->exec.pool = ctx->pool;
+    ctx->exec.regions[EXEC_REGION_HOST] = &ctx->act_host;
+    ctx->exec.n_regions = 1;
+    ctx->offload_threshold = 0;
+#if TERN_WITH_HAL
+    ctx->exec.hal = NULL;
+    const model_devices * md = m->devices;
+    const bool devices = md && md->n > 0;
+    if (devices) {
+        const int32_t cap = p->graph_cache < 0 ? TERN_GRAPH_CACHE_SIZE : p->graph_cache;
+        hal::hal_context_init(&ctx->hal, const_cast<hal::hal_device *>(md->dev), md->n, md->layer_device, (int32_t) h->n_layer,
+                              p->op_offload != 0, p->capture_prefill != 0, cap);
+        ctx->exec.hal = &ctx->hal;
+        ctx->exec.n_regions = hal::REGION_DEVICE0 + md->n;
+        ctx->exec.regions[hal::REGION_STAGING] = &ctx->hal.staging;
+        for (int32_t d = 0; d < md->n; d++) ctx->exec.regions[hal::REGION_DEVICE0 + d] = &ctx->hal.act[d];
+        if (p->op_offload && ctx->hal.offload_min_batch > 1 && p->n_batch >= (uint32_t) ctx->hal.offload_min_batch) {
+            ctx->offload_threshold = (uint32_t) ctx->hal.offload_min_batch;
+        }
+    }
+#endif
+
+    // KV cache: cells and storage tables, then the rows of every layer: the
+    // host's in one block of the arena (zeroed, so that cells never written
+    // hold finite values; they are masked, but 0 * NaN is NaN), a device's in
+    // its KV buffer (offload_kqv: a layer's cache lives where its layer runs).
+    kv_cache * kv = &ctx->kv;
     if (pl->measure) {
-        kv_cache * kv = &ctx->kv;
         memset(kv, 0, sizeof(*kv));
         kv->n_cells = p->n_ctx;
         kv->n_layer = h->n_layer;
@@ -115,62 +165,157 @@ tern_status context_place(tern_context * ctx, context_placer * pl) {
         kv->n_embd_v = hparams_n_embd_v_gqa(h);
         kv->type_k = p->type_k;
         kv->type_v = p->type_v;
-        kv->k = (void **) arena_calloc(pl->arena, sizeof(void *) * h->n_layer, TERN_MEM_KV);
-        kv->v = (void **) arena_calloc(pl->arena, sizeof(void *) * h->n_layer, TERN_MEM_KV);
+        kv->k = (tern_storage *) arena_calloc(pl->arena, sizeof(tern_storage) * h->n_layer, TERN_MEM_KV);
+        kv->v = (tern_storage *) arena_calloc(pl->arena, sizeof(tern_storage) * h->n_layer, TERN_MEM_KV);
         if (!kv->k || !kv->v) return TERN_ERR_NO_MEMORY;
-        for (uint32_t il = 0; il < h->n_layer; il++) kv->k[il] = kv->v[il] = (void *) pl->arena;  // placeholders
-        pl->counted += kv_cache_mem_size(p->n_ctx, h->n_layer, kv->n_embd_k, kv->n_embd_v, p->type_k, p->type_v) -
-                       2 * arena_padded(sizeof(void *) * h->n_layer);
+        pl->counted += kv_cache_mem_size(p->n_ctx, h->n_layer) - 2 * arena_padded(sizeof(tern_storage) * h->n_layer);
     } else {
-        TERN_TRY(kv_cache_init(&ctx->kv, pl->arena, p->n_ctx, h->n_layer, hparams_n_embd_k_gqa(h),
-                               hparams_n_embd_v_gqa(h), p->type_k, p->type_v));
+        TERN_TRY(kv_cache_init(kv, pl->arena, p->n_ctx, h->n_layer, hparams_n_embd_k_gqa(h), hparams_n_embd_v_gqa(h),
+                               p->type_k, p->type_v));
     }
+    const size_t k_layer = kv_cache_k_layer_bytes(kv), v_layer = kv_cache_v_layer_bytes(kv);
+    size_t host_layers = h->n_layer;
+#if TERN_WITH_HAL
+    ctx->kv_device = (int8_t *) arena_alloc(pl->arena, h->n_layer + 1, TERN_MEM_KV);
+    if (!ctx->kv_device) return TERN_ERR_NO_MEMORY;
+    host_layers = 0;
+    for (uint32_t il = 0; il < h->n_layer; il++) {
+        ctx->kv_device[il] = devices && p->offload_kqv ? md->layer_device[il] : (int8_t) -1;
+        if (ctx->kv_device[il] < 0) host_layers++;
+    }
+#endif
+    const size_t kv_bytes = host_layers * (k_layer + v_layer);
+    void * kv_rows = pl->take(kv_bytes, TERN_MEM_KV, true);
+    if (!kv_rows) return TERN_ERR_NO_MEMORY;
+    ctx->kv_host = tern_host_buffer(pl->measure ? NULL : kv_rows, kv_bytes, TERN_BUFFER_KV);
+    size_t host_at = 0;
+    for (uint32_t il = 0; il < h->n_layer; il++) {
+#if TERN_WITH_HAL
+        const int8_t d = ctx->kv_device[il];
+        if (d >= 0) {
+            const uint64_t align = md->dev[d].caps.alignment;
+            uint64_t at = (ctx->dev_kv_bytes[d] + align - 1) / align * align;
+            kv->k[il] = { &ctx->hal.kv[d], (size_t) at };
+            at = (at + k_layer + align - 1) / align * align;
+            kv->v[il] = { &ctx->hal.kv[d], (size_t) at };
+            ctx->dev_kv_bytes[d] = at + v_layer;
+            continue;
+        }
+#endif
+        kv->k[il] = { &ctx->kv_host, host_at };
+        kv->v[il] = { &ctx->kv_host, host_at + k_layer };
+        host_at += k_layer + v_layer;
+    }
+#if TERN_WITH_HAL
+    for (int32_t d = 0; devices && d < md->n; d++) {
+        ctx->hal.kv[d].size = (size_t) ctx->dev_kv_bytes[d];
+        ctx->hal.kv[d].device = d;
+        ctx->hal.kv[d].usage = TERN_BUFFER_KV;
+    }
+#endif
 
-    // Graph tables, then the worst-case graph and its plan.
-    if (!tern_graph_builder_init(&ctx->gb, pl->arena, forward_tensor_capacity(m), TERN_MEM_GRAPH) ||
-        !tern_graph_init(&ctx->graph, pl->arena, forward_node_capacity(m), TERN_MEM_GRAPH)) {
+    // Graph tables, then each graph kind's worst case and its plan.
+    const bool counting = pl->n_tensors == 0;
+    // Counting: the bound, twice over with devices (the scheduler's copies are tensors too).
+    int32_t bound = forward_tensor_bound(h->n_layer);
+#if TERN_WITH_HAL
+    if (devices) bound *= 2;
+#endif
+    const int32_t cap_tensors = counting ? bound : pl->n_tensors;
+    const int32_t cap_nodes = counting ? bound : pl->n_nodes;
+    if (!tern_graph_builder_init(&ctx->gb, pl->arena, cap_tensors, TERN_MEM_GRAPH) ||
+        !tern_graph_init(&ctx->graph, pl->arena, cap_nodes, TERN_MEM_GRAPH)) {
         return TERN_ERR_NO_MEMORY;
     }
-    forward_shape worst = { p->n_batch, p->n_ctx, p->n_batch };
-    TERN_TRY(forward_build(m, &ctx->kv, worst, &ctx->gb, &ctx->graph, &ctx->io));
     pl->counted_at_plan = pl->counted;
-    TERN_TRY(tern_graph_plan_make(&ctx->graph, &ctx->gb, p->n_threads, pl->arena, &ctx->plan));
-    // The K-shift graph (every cell moved) gets its own plan over the same buffer.
-    TERN_TRY(forward_build_shift(m, &ctx->kv, p->n_ctx, &ctx->gb, &ctx->graph, &ctx->shift_io));
-    TERN_TRY(tern_graph_plan_make(&ctx->graph, &ctx->gb, p->n_threads, pl->arena, &ctx->plan_shift));
-    ctx->built.n_tokens = 0;  // no graph with data yet
+    struct { context_graph_kind kind; bool small; exec_plan * plan; exec_plan_kind how; } plans[4];
+    int n_plans = 0;
+    plans[n_plans++] = { GRAPH_FORWARD, false, &ctx->plan, { ctx->offload_threshold > 0, true } };
+    if (ctx->offload_threshold > 0) plans[n_plans++] = { GRAPH_FORWARD, true, &ctx->plan_small, { false, true } };
+    plans[n_plans++] = { GRAPH_SHIFT, false, &ctx->plan_shift, { false, false } };
+    plans[n_plans++] = { GRAPH_DEFRAG, false, &ctx->plan_defrag, { false, false } };
+    int32_t most_tensors = 0, most_nodes = 0;
+    size_t region[TERN_PLAN_MAX_REGIONS] = {0};
+    size_t work = 0;
+    for (int i = 0; i < n_plans; i++) {
+        TERN_TRY(build_worst(ctx, plans[i].kind, plans[i].small));
+        TERN_TRY(exec_plan_make(&ctx->exec, &ctx->graph, &ctx->gb, p->n_threads, plans[i].how, pl->arena, plans[i].plan));
+        if (i == 0 && ctx->offload_threshold > 0 && !exec_plan_offloads(plans[0].plan)) {
+            // Nothing to offload after all (every matmul's weight is on a device
+            // already): one forward plan serves every batch.
+            ctx->offload_threshold = 0;
+            for (int k = 1; k + 1 < n_plans; k++) plans[k] = plans[k + 1];
+            n_plans--;
+        }
+        if (ctx->gb.n_tensors > most_tensors) most_tensors = ctx->gb.n_tensors;
+        if (ctx->graph.n_nodes > most_nodes) most_nodes = ctx->graph.n_nodes;
+        for (int32_t r = 0; r < ctx->exec.n_regions; r++) {
+            if (plans[i].plan->mem.region_bytes[r] > region[r]) region[r] = plans[i].plan->mem.region_bytes[r];
+        }
+        if (plans[i].plan->cpu_work > work) work = plans[i].plan->cpu_work;
+    }
+    // What the plans keep beside their tables (capture records), after them.
+    for (int i = 0; i < n_plans; i++) {
+        if (pl->measure) pl->counted += exec_plan_extra_size(plans[i].plan);
+        else TERN_TRY(exec_plan_extra_alloc(plans[i].plan, pl->arena));
+    }
+    if (counting) {
+        pl->n_tensors = most_tensors;
+        pl->n_nodes = most_nodes;
+    }
+    ctx->built_kind = GRAPH_NONE;  // no graph with data yet
+    ctx->built_plan = NULL;
 
-    const size_t act = ctx->plan.activation_bytes > ctx->plan_shift.activation_bytes
-                           ? ctx->plan.activation_bytes : ctx->plan_shift.activation_bytes;
+    size_t act = region[EXEC_REGION_HOST];
+#if TERN_WITH_HAL
+    // The state code stages device KV rows through the host activations: room
+    // for 64 rows at least, however little the host computes itself.
+    const size_t row = kv_cache_k_row_bytes(kv) > kv_cache_v_row_bytes(kv) ? kv_cache_k_row_bytes(kv) : kv_cache_v_row_bytes(kv);
+    if (devices && act < 64 * row) act = arena_padded(64 * row);
+#endif
     ctx->activations = pl->take(act, TERN_MEM_ACTIVATIONS);
     ctx->activation_bytes = act;
-    ctx->work_size = ctx->plan.work_bytes > ctx->plan_shift.work_bytes ? ctx->plan.work_bytes : ctx->plan_shift.work_bytes;
-    ctx->work = ctx->work_size ? pl->take(ctx->work_size, TERN_MEM_WORK) : NULL;
+    ctx->act_host = tern_host_buffer(pl->measure ? NULL : ctx->activations, act, TERN_BUFFER_ACTIVATIONS);
+#if TERN_WITH_HAL
+    if (devices) {
+        ctx->staging_bytes = region[hal::REGION_STAGING];
+        ctx->hal.staging.size = (size_t) ctx->staging_bytes;
+        ctx->hal.staging.device = TERN_DEVICE_HOST;  // host-visible: the host and the devices' copies both reach it
+        ctx->hal.staging.usage = TERN_BUFFER_STAGING;
+        for (int32_t d = 0; d < md->n; d++) {
+            ctx->dev_act_bytes[d] = region[hal::REGION_DEVICE0 + d];
+            ctx->hal.act[d].size = (size_t) ctx->dev_act_bytes[d];
+            ctx->hal.act[d].device = d;
+            ctx->hal.act[d].usage = TERN_BUFFER_ACTIVATIONS;
+        }
+        const size_t reserved = hal::hal_context_reserve(&ctx->hal, pl->arena, ctx->staging_bytes, pl->measure);
+        if (reserved == (size_t) -1) return TERN_ERR_NO_MEMORY;
+        if (pl->measure) pl->counted += reserved;
+    }
+#endif
+    ctx->exec.work_size = work;
+    ctx->exec.work = work ? pl->take(work, TERN_MEM_WORK) : NULL;
     ctx->logits_rows = p->logits_all ? p->n_ctx : p->n_batch;
     ctx->logits = (float *) pl->take(sizeof(float) * ctx->logits_rows * h->n_vocab, TERN_MEM_LOGITS);
     ctx->output_row = (int32_t *) pl->take(sizeof(int32_t) * p->n_ctx, TERN_MEM_OTHER);
     ctx->changed_cells = (int32_t *) pl->take(sizeof(int32_t) * p->n_ctx, TERN_MEM_OTHER);
+    ctx->move_src = (int32_t *) pl->take(sizeof(int32_t) * p->n_ctx, TERN_MEM_OTHER);
+    ctx->move_dst = (int32_t *) pl->take(sizeof(int32_t) * p->n_ctx, TERN_MEM_OTHER);
     ctx->slots = (int32_t *) pl->take(sizeof(int32_t) * p->n_batch, TERN_MEM_OTHER);
     ctx->seq_masks = (uint64_t *) pl->take(sizeof(uint64_t) * p->n_batch, TERN_MEM_OTHER);
     ctx->positions = (tern_pos *) pl->take(sizeof(tern_pos) * p->n_batch, TERN_MEM_OTHER);
-    if (!ctx->activations || !ctx->logits || !ctx->output_row || !ctx->changed_cells || !ctx->slots ||
-        !ctx->seq_masks || !ctx->positions) {
+    if (!ctx->activations || !ctx->logits || !ctx->output_row || !ctx->changed_cells || !ctx->move_src ||
+        !ctx->move_dst || !ctx->slots || !ctx->seq_masks || !ctx->positions) {
         return TERN_ERR_NO_MEMORY;
     }
     return TERN_OK;
 }
 
-} // namespace
-
-size_t context_sizing_scratch_size(uint32_t n_layer) {
-    const int32_t cap = forward_tensor_capacity_n(n_layer);
-    return tern_graph_builder_size(cap) + tern_graph_size(cap) + 2 * tern_graph_plan_table_size(cap) +
-           tern_graph_plan_temp_size(cap) + 4 * arena_padded(sizeof(void *) * n_layer) + (1u << 16);
-}
-
-extern "C" size_t tern_context_mem_size(const tern_model * model, const tern_context_params * params) {
-    tern_context_params p;
-    if (context_resolve_params(model, params, &p) != TERN_OK) return 0;
+// Measure a context in the model's sizing scratch: a first pass with the
+// bound counts the graphs' tensors and nodes (*n_tensors, *n_nodes), a second
+// with those exact capacities measures what creation takes. Returns the
+// arena bytes, 0 on error.
+size_t context_measure(const tern_model * model, const tern_context_params * p, int32_t * n_tensors, int32_t * n_nodes) {
     // The small tables planning needs go in the scratch the model reserved
     // (one sizing at a time per model: concurrent callers wait their turn);
     // their exact bytes are counted from the scratch arena's head.
@@ -180,20 +325,59 @@ extern "C" size_t tern_context_mem_size(const tern_model * model, const tern_con
         return 0;
     }
     while (__atomic_exchange_n(&m->sizing_busy, 1, __ATOMIC_ACQUIRE)) port_thread_yield();
-    tern_arena arena;
-    arena_init(&arena, m->sizing_scratch, m->sizing_scratch_size);
-    tern_context ctx{};
-    ctx.model = model;
-    ctx.params = p;
-    context_placer pl = { &arena, true, 0, 0 };
-    tern_status st = context_place(&ctx, &pl);
-    if (st != TERN_OK) tern_error_prefix("sizing the context: ");
-    // The most the arena ever holds: at the end, or while planning, when the
-    // planner's temp scratch sits at the tail before the large buffers exist.
-    size_t peak = arena.head + pl.counted;
-    if (arena.high_water + pl.counted_at_plan > peak) peak = arena.high_water + pl.counted_at_plan;
+    size_t size = 0;
+    context_placer pl = { NULL, true, 0, 0, 0, 0 };
+    for (int pass = 0; pass < 2; pass++) {
+        tern_arena arena;
+        arena_init(&arena, m->sizing_scratch, m->sizing_scratch_size);
+        tern_context ctx{};
+        ctx.model = model;
+        ctx.params = *p;
+        pl.arena = &arena;
+        pl.counted = pl.counted_at_plan = 0;
+        tern_status st = context_place(&ctx, &pl);
+        if (st != TERN_OK) {
+            tern_error_prefix("sizing the context: ");
+            size = 0;
+            break;
+        }
+        // The most the arena ever holds: at the end, or while planning, when the
+        // planner's temp scratch sits at the tail before the large buffers exist.
+        size_t peak = arena.head + pl.counted;
+        if (arena.high_water + pl.counted_at_plan > peak) peak = arena.high_water + pl.counted_at_plan;
+        size = arena_buffer_size(arena_padded(sizeof(tern_context)) + peak);
+    }
     __atomic_store_n(&m->sizing_busy, 0, __ATOMIC_RELEASE);
-    return st == TERN_OK ? arena_buffer_size(arena_padded(sizeof(tern_context)) + peak) : 0;
+    *n_tensors = pl.n_tensors;
+    *n_nodes = pl.n_nodes;
+    return size;
+}
+
+} // namespace
+
+size_t context_sizing_scratch_size(uint32_t n_layer, bool devices) {
+    const int32_t cap = forward_tensor_bound(n_layer);
+    size_t bytes = tern_graph_builder_size(cap) + tern_graph_size(cap) + 3 * tern_graph_plan_table_size(cap) +
+                   tern_graph_plan_temp_size(cap) + 4 * arena_padded(sizeof(tern_storage) * n_layer) + (1u << 16);
+#if TERN_WITH_HAL
+    if (!devices) return bytes;
+    // Devices: the builder holds the scheduler's copies too (twice the bound),
+    // four plans (a small forward one), the scheduler's tables and the layers' KV placement.
+    const int32_t cap2 = 2 * cap;
+    bytes += tern_graph_builder_size(cap2) - tern_graph_builder_size(cap) + tern_graph_size(cap2) - tern_graph_size(cap) +
+             4 * tern_graph_plan_table_size(cap2) - 3 * tern_graph_plan_table_size(cap) + tern_graph_plan_temp_size(cap2) +
+             4 * hal::sched_plan_bound(cap2) + arena_padded(n_layer + 1);
+#else
+    (void) devices;
+#endif
+    return bytes;
+}
+
+extern "C" size_t tern_context_mem_size(const tern_model * model, const tern_context_params * params) {
+    tern_context_params p;
+    if (context_resolve_params(model, params, &p) != TERN_OK) return 0;
+    int32_t n_tensors = 0, n_nodes = 0;
+    return context_measure(model, &p, &n_tensors, &n_nodes);
 }
 
 extern "C" tern_status tern_context_create(const tern_model * model, const tern_context_params * params,
@@ -206,9 +390,11 @@ extern "C" tern_status tern_context_create(const tern_model * model, const tern_
     void * owned = NULL;
     void * buffer = p.arena;
     size_t size = p.arena_size;
+    int32_t n_tensors = 0, n_nodes = 0;
+    const size_t need = context_measure(model, &p, &n_tensors, &n_nodes);
+    if (need == 0) return TERN_ERR_NO_MEMORY;  // context_measure recorded why
     if (!buffer) {
-        size = tern_context_mem_size(model, &p);
-        if (size == 0) return TERN_ERR_NO_MEMORY;  // tern_context_mem_size recorded why
+        size = need;
         owned = port_alloc(size);
         if (!owned) return tern_fail(TERN_ERR_NO_MEMORY, "cannot allocate %zu bytes for the context", size);
         buffer = owned;
@@ -229,7 +415,7 @@ extern "C" tern_status tern_context_create(const tern_model * model, const tern_
     ctx->model = model;
     ctx->params = p;
     ctx->owned_buffer = owned;
-    context_placer pl = { &arena, false, 0, 0 };
+    context_placer pl = { &arena, false, 0, 0, n_tensors, n_nodes };
     tern_status st = context_place(ctx, &pl);
     ctx->arena = arena;  // after placing: the struct keeps the final head for the audit
     // The contract is the exact size, whatever the buffer's alignment: a caller
@@ -239,18 +425,41 @@ extern "C" tern_status tern_context_create(const tern_model * model, const tern_
     if (st != TERN_OK) {
         if (st == TERN_ERR_NO_MEMORY) {
             tern_fail(TERN_ERR_NO_MEMORY, "context arena of %zu bytes is too small (tern_context_mem_size: %zu)",
-                      size, tern_context_mem_size(model, &p));
+                      size, need);
         }
         tern_context_free(ctx);
         return st;
     }
     for (uint32_t i = 0; i < p.n_ctx; i++) ctx->output_row[i] = -1;
+#if TERN_WITH_HAL
+    if (ctx->exec.hal) {
+        // Device memory, each buffer once; then every device node of every
+        // plan's worst case goes to its device's prepare.
+        st = hal::hal_context_alloc(&ctx->hal, ctx->dev_kv_bytes, ctx->dev_act_bytes, ctx->staging_bytes);
+        const exec_plan * plans[4] = { &ctx->plan, ctx->offload_threshold ? &ctx->plan_small : NULL, &ctx->plan_shift, &ctx->plan_defrag };
+        const context_graph_kind kinds[4] = { GRAPH_FORWARD, GRAPH_FORWARD, GRAPH_SHIFT, GRAPH_DEFRAG };
+        for (int i = 0; i < 4 && st == TERN_OK; i++) {
+            if (!plans[i]) continue;
+            st = build_worst(ctx, kinds[i], i == 1);
+            if (st == TERN_OK) st = exec_bind(&ctx->exec, plans[i], &ctx->gb, &ctx->graph);
+            if (st == TERN_OK) st = exec_prepare(&ctx->exec, plans[i], &ctx->graph);
+        }
+        ctx->built_kind = GRAPH_NONE;
+        if (st != TERN_OK) {
+            tern_context_free(ctx);
+            return st;
+        }
+    }
+#endif
     *out_ctx = ctx;
     return TERN_OK;
 }
 
 extern "C" void tern_context_free(tern_context * ctx) {
     if (!ctx) return;
+#if TERN_WITH_HAL
+    if (ctx->exec.hal) hal::hal_context_free(ctx->exec.hal);
+#endif
     if (ctx->own_pool && ctx->pool) tern_threadpool_free(ctx->pool);
     void * owned = ctx->owned_buffer;
     port_free(owned);  // the context itself lives in this buffer (or the caller's)

@@ -1,7 +1,6 @@
 // tern_decode: a batch -> KV cells -> graph (reused per shape) -> logits.
 #include "context/context.h"
 #include "core/status.h"
-#include "cpu/compute.h"
 #include "port.h"
 
 #include <inttypes.h>
@@ -167,20 +166,30 @@ tern_status decode_ubatch(tern_context * ctx, const tern_batch * b, int32_t i0, 
     // shape needs it); it is not stored.
     const uint32_t n_graph_outputs = n_outputs ? n_outputs : 1;
 
-    forward_shape shape = { n, kv_cache_n_kv(&ctx->kv), n_graph_outputs };
-    if (shape.n_tokens != ctx->built.n_tokens || shape.n_kv != ctx->built.n_kv ||
+    // The graph depends on the batch's shape only (it spans every cell of the
+    // cache): rebuilt when that changes, or after another kind ran.
+    // With devices that offload large matmuls, batches below their threshold
+    // have a plan of their own.
+    forward_shape shape = { n, n_graph_outputs };
+    const exec_plan * plan = ctx->offload_threshold && n < ctx->offload_threshold ? &ctx->plan_small : &ctx->plan;
+    if (ctx->built_kind != GRAPH_FORWARD || ctx->built_plan != plan || shape.n_tokens != ctx->built.n_tokens ||
         shape.n_outputs != ctx->built.n_outputs) {
-        ctx->built.n_tokens = 0;
+        ctx->built_kind = GRAPH_NONE;
         TERN_TRY(forward_build(m, &ctx->kv, shape, &ctx->gb, &ctx->graph, &ctx->io));
-        TERN_TRY(tern_graph_plan_apply(&ctx->plan, &ctx->gb, ctx->activations));
+        TERN_TRY(exec_bind(&ctx->exec, plan, &ctx->gb, &ctx->graph));
         ctx->built = shape;
+        ctx->built_plan = plan;
+        ctx->built_kind = GRAPH_FORWARD;
+        ctx->graphs_built++;
     }
 
-    // Inputs.
+    // Inputs. The mask is filled over the cells up to the highest used one
+    // (padded), the bounds tell each token where to stop.
     fill_i32(ctx->io.tokens, b->token + i0, n);
     fill_i32(ctx->io.pos, ctx->positions, n);
     fill_i32(ctx->io.slots, ctx->slots, n);
-    kv_cache_fill_mask(&ctx->kv, shape.n_kv, n, ctx->positions, ctx->seq_masks, m->hp.n_swa, (float *) ctx->io.mask->data);
+    kv_cache_fill_mask(&ctx->kv, kv_cache_n_kv(&ctx->kv), ctx->kv.n_cells, n, ctx->positions, ctx->seq_masks, m->hp.n_swa,
+                       (float *) ctx->io.mask->data, (int32_t *) ctx->io.bounds->data);
     int32_t * ids = (int32_t *) ctx->io.out_ids->data;
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -188,14 +197,22 @@ tern_status decode_ubatch(tern_context * ctx, const tern_batch * b, int32_t i0, 
     }
     if (k == 0) ids[0] = (int32_t) n - 1;
 
-    TERN_TRY(tern_graph_compute(&ctx->graph, ctx->pool, ctx->work, ctx->work_size, ctx->params.abort_callback,
-                                ctx->params.abort_callback_data));
+    // Decode batches (one token per sequence) may be captured and replayed on
+    // the devices; prompts run op by op unless the context asks otherwise.
+    uint64_t seen = 0;
+    bool decode = true;
+    for (uint32_t i = 0; i < n && decode; i++) {
+        decode = (ctx->seq_masks[i] & seen) == 0;
+        seen |= ctx->seq_masks[i];
+    }
+    TERN_TRY(exec_run(&ctx->exec, plan, &ctx->graph, ctx->params.abort_callback, ctx->params.abort_callback_data,
+                      decode || ctx->params.capture_prefill));
 
     // Logits rows of this ubatch -> the context's logits, in batch order. (The
     // out_ids input is not read back: the planner reuses input bytes once
     // their last reader has run.)
     const size_t row_bytes = sizeof(float) * m->hp.n_vocab;
-    const float * src = (const float *) ctx->io.logits->data;
+    const float * src = (const float *) exec_output(plan, ctx->io.logits)->data;
     uint32_t r = 0;
     for (uint32_t i = 0; i < n && r < n_outputs; i++) {
         if (!batch_wants_logits(ctx, b, i0 + (int32_t) i)) continue;
@@ -259,7 +276,7 @@ tern_status decode_batch(tern_context * ctx, tern_batch batch) {
     // then compaction when the cache is fragmented past the threshold.
     TERN_TRY(context_kv_update(ctx));
     if (ctx->params.defrag_thold > 0.0f && kv_cache_fragmentation(&ctx->kv) > ctx->params.defrag_thold) {
-        kv_cache_defrag(&ctx->kv);
+        TERN_TRY(context_kv_defrag(ctx));
     }
     const uint32_t n_tokens = (uint32_t) batch.n_tokens;
     kv_cache * kv = &ctx->kv;

@@ -3,7 +3,6 @@
 // arriving while a decode runs on another thread is refused, never raced.
 #include "context/context.h"
 #include "core/status.h"
-#include "cpu/compute.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -40,9 +39,10 @@ tern_status context_kv_update(tern_context * ctx) {
     uint32_t n = 0;
     for (uint32_t i = 0; i < kv->n_cells; i++) n += kv->cells[i].seq_mask != 0 && kv->cells[i].delta != 0;
     if (n > 0) {
-        ctx->built.n_tokens = 0;  // the decode graph is rebuilt after this one
+        ctx->built_kind = GRAPH_NONE;  // the decode graph is rebuilt after this one
         TERN_TRY(forward_build_shift(ctx->model, kv, n, &ctx->gb, &ctx->graph, &ctx->shift_io));
-        TERN_TRY(tern_graph_plan_apply(&ctx->plan_shift, &ctx->gb, ctx->activations));
+        TERN_TRY(exec_bind(&ctx->exec, &ctx->plan_shift, &ctx->gb, &ctx->graph));
+        ctx->built_kind = GRAPH_SHIFT;
         int32_t * cells = (int32_t *) ctx->shift_io.cells->data;
         int32_t * deltas = (int32_t *) ctx->shift_io.deltas->data;
         uint32_t k = 0;
@@ -53,10 +53,37 @@ tern_status context_kv_update(tern_context * ctx) {
             k++;
         }
         // No abort callback: a half-rotated cache would be wrong for good.
-        TERN_TRY(tern_graph_compute(&ctx->graph, ctx->pool, ctx->work, ctx->work_size, NULL, NULL));
+        ctx->graphs_built++;
+        TERN_TRY(exec_run(&ctx->exec, &ctx->plan_shift, &ctx->graph, NULL, NULL, false));
     }
     for (uint32_t i = 0; i < kv->n_cells; i++) kv->cells[i].delta = 0;
     kv->has_shift = false;
+    return TERN_OK;
+}
+
+tern_status context_kv_defrag(tern_context * ctx) {
+    kv_cache * kv = &ctx->kv;
+    const uint32_t n = kv_cache_defrag_plan(kv, ctx->move_src, ctx->move_dst);
+    if (n == 0) {
+        kv->head = kv->used;
+        return TERN_OK;
+    }
+    ctx->built_kind = GRAPH_NONE;
+    TERN_TRY(kv_defrag_build(kv, n, &ctx->gb, &ctx->graph, &ctx->defrag_io));
+    TERN_TRY(exec_bind(&ctx->exec, &ctx->plan_defrag, &ctx->gb, &ctx->graph));
+    ctx->built_kind = GRAPH_DEFRAG;
+    memcpy(ctx->defrag_io.src->data, ctx->move_src, sizeof(int32_t) * n);
+    memcpy(ctx->defrag_io.dst->data, ctx->move_dst, sizeof(int32_t) * n);
+    // No abort callback: rows half moved would not match the metadata. A
+    // device that fails in the middle leaves rows half moved: the cache is
+    // cleared then (every sequence forgotten) rather than left wrong.
+    ctx->graphs_built++;
+    const tern_status st = exec_run(&ctx->exec, &ctx->plan_defrag, &ctx->graph, NULL, NULL, false);
+    if (st != TERN_OK) {
+        kv_cache_clear(kv);
+        return tern_fail(st, "KV defragmentation failed (%s); the KV cache was cleared", tern_last_error());
+    }
+    kv_cache_defrag_apply(kv, ctx->move_src, ctx->move_dst, n);
     return TERN_OK;
 }
 
@@ -134,9 +161,14 @@ extern "C" tern_status tern_kv_cache_update(tern_context * ctx) {
 
 extern "C" tern_status tern_kv_cache_defrag(tern_context * ctx) {
     if (!enter(ctx, "kv_cache_defrag")) return ctx ? TERN_ERR_BUSY : TERN_ERR_INVALID_ARG;
-    kv_cache_defrag(&ctx->kv);
+    if (!tern_threadpool_acquire(ctx->pool)) {
+        context_leave(ctx);
+        return tern_fail(TERN_ERR_BUSY, "kv_cache_defrag: threadpool is running another decode");
+    }
+    tern_status st = context_kv_defrag(ctx);
+    tern_threadpool_release(ctx->pool);
     context_leave(ctx);
-    return TERN_OK;
+    return st;
 }
 
 extern "C" int32_t tern_kv_cache_used_cells(const tern_context * ctx) { return ctx ? (int32_t) ctx->kv.used : 0; }

@@ -20,6 +20,25 @@ extern "C" void tern_perf_context(const tern_context * ctx, tern_perf_data * out
     out->t_eval_ms = (double) ctx->t_eval_us / 1000.0;
     out->n_p_eval = saturate(ctx->n_p_eval);
     out->n_eval = saturate(ctx->n_eval);
+    out->graphs_built = ctx->graphs_built;
+#if TERN_WITH_HAL
+    const hal::hal_counters & c = ctx->hal.counters;
+    out->splits = c.splits;
+    out->copies_h2d = c.copies_h2d;
+    out->copies_d2h = c.copies_d2h;
+    out->copies_d2d = c.copies_d2d;
+    out->bytes_h2d = c.bytes_h2d;
+    out->bytes_d2h = c.bytes_d2h;
+    out->bytes_d2d = c.bytes_d2d;
+    out->launches = c.launches;
+    out->captures = c.captures;
+    out->replays = c.replays;
+    out->hits = c.hits;
+    out->misses = c.misses;
+    out->evictions = c.evictions;
+    out->capture_failures = c.capture_failures;
+    out->submissions = c.submissions;
+#endif
 }
 
 extern "C" void tern_perf_context_reset(tern_context * ctx) {
@@ -28,6 +47,10 @@ extern "C" void tern_perf_context_reset(tern_context * ctx) {
     ctx->t_eval_us = 0;
     ctx->n_p_eval = 0;
     ctx->n_eval = 0;
+    ctx->graphs_built = 0;
+#if TERN_WITH_HAL
+    memset(&ctx->hal.counters, 0, sizeof(ctx->hal.counters));
+#endif
 }
 
 }  // namespace tern

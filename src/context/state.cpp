@@ -18,7 +18,10 @@
 // (both checksums, the fingerprint against this context's model and cache
 // types, counts against its sizes), every cell, the exact size, and the
 // payload checksum; a file is read twice for that (verify, then apply), with
-// the context's activation buffer as staging, so no memory is taken. Whole
+// the context's activation buffer as staging, so no memory is taken. The K/V
+// rows are read and written through the execution door (exec_storage_*),
+// runs of consecutive cells at a time: the cache may live in a device's
+// memory. Whole
 // contexts restore into cells 0..n-1 in order; a sequence replaces the
 // destination sequence's cells. Attention does not depend on where cells sit
 // (kv_cache.h), so a restored context continues with the same logits, bit
@@ -119,7 +122,25 @@ struct sink {
     }
 };
 
-void write_payload(const tern_context * ctx, const selection & sel, const tern_token * tokens, uint32_t n_tokens,
+// Rows [c0, c1) of one layer's K or V storage, to the sink: straight from
+// host memory, or through the staging buffer in chunks.
+void put_rows(tern_context * ctx, tern_storage st, size_t row_bytes, uint32_t c0, uint32_t c1, sink * s) {
+    if (s->st != TERN_OK) return;
+    const uint8_t * host = (const uint8_t *) tern_storage_host(st);
+    if (host) {
+        s->put(host + (size_t) c0 * row_bytes, (size_t) (c1 - c0) * row_bytes);
+        return;
+    }
+    uint8_t * staging = (uint8_t *) ctx->activations;
+    const uint32_t per_chunk = (uint32_t) (ctx->activation_bytes / row_bytes);
+    for (uint32_t c = c0; c < c1 && s->st == TERN_OK; c += per_chunk) {
+        const uint32_t n = c1 - c < per_chunk ? c1 - c : per_chunk;
+        s->st = exec_storage_read(&ctx->exec, st, (size_t) c * row_bytes, staging, (size_t) n * row_bytes);
+        if (s->st == TERN_OK) s->put(staging, (size_t) n * row_bytes);
+    }
+}
+
+void write_payload(tern_context * ctx, const selection & sel, const tern_token * tokens, uint32_t n_tokens,
                    sink * s) {
     const kv_cache * kv = &ctx->kv;
     for (uint32_t i = 0; i < n_tokens; i++) s->put(&tokens[i], 4);
@@ -132,10 +153,14 @@ void write_payload(const tern_context * ctx, const selection & sel, const tern_t
     const size_t kb = kv_cache_k_row_bytes(kv), vb = kv_cache_v_row_bytes(kv);
     for (int part = 0; part < 2; part++) {
         for (uint32_t il = 0; il < kv->n_layer; il++) {
-            const uint8_t * base = (const uint8_t *) (part == 0 ? kv->k[il] : kv->v[il]);
+            const tern_storage st = part == 0 ? kv->k[il] : kv->v[il];
             const size_t rb = part == 0 ? kb : vb;
-            for (uint32_t i = 0; i < kv->n_cells; i++) {
-                if (sel.take(kv->cells[i])) s->put(base + (size_t) i * rb, rb);
+            for (uint32_t i = 0; i < kv->n_cells;) {  // runs of taken cells
+                if (!sel.take(kv->cells[i])) { i++; continue; }
+                uint32_t j = i + 1;
+                while (j < kv->n_cells && sel.take(kv->cells[j])) j++;
+                put_rows(ctx, st, rb, i, j, s);
+                i = j;
             }
         }
     }
@@ -172,11 +197,12 @@ header make_header(const tern_context * ctx, const selection & sel, uint32_t n_t
 
 // The header and payload of a context (or sequence) into a sink; `file`
 // needs the checksum first, so it runs the payload twice (hash, then write).
-tern_status save(const tern_context * ctx, const selection & sel, const tern_token * tokens, uint32_t n_tokens,
+tern_status save(tern_context * ctx, const selection & sel, const tern_token * tokens, uint32_t n_tokens,
                  sink * out) {
     sink measure = {};
     measure.st = TERN_OK;
     write_payload(ctx, sel, tokens, n_tokens, &measure);
+    if (measure.st != TERN_OK) return measure.st;
     const header h = make_header(ctx, sel, n_tokens, measure.sum.h);
     out->put(h.v, kHeaderBytes);
     write_payload(ctx, sel, tokens, n_tokens, out);
@@ -294,10 +320,25 @@ tern_status walk(tern_context * ctx, const header & h, source * src, bool apply,
     const size_t kb = kv_cache_k_row_bytes(kv), vb = kv_cache_v_row_bytes(kv);
     for (int part = 0; part < 2; part++) {
         for (uint32_t il = 0; il < kv->n_layer; il++) {
-            uint8_t * base = (uint8_t *) (part == 0 ? kv->k[il] : kv->v[il]);
+            const tern_storage st = part == 0 ? kv->k[il] : kv->v[il];
+            uint8_t * host = (uint8_t *) tern_storage_host(st);
             const size_t rb = part == 0 ? kb : vb;
-            for (uint32_t i = 0; i < n_cells; i++) {
-                TERN_TRY(bytes(apply ? base + (size_t) slots[i] * rb : NULL, rb));
+            for (uint32_t i = 0; i < n_cells;) {
+                // A run of saved cells going to consecutive cells: one read, one write.
+                uint32_t j = i + 1;
+                while (j < n_cells && slots[j] == slots[j - 1] + 1) j++;
+                const size_t run = (size_t) (j - i) * rb, at = (size_t) slots[i] * rb;
+                if (!apply || host) {
+                    TERN_TRY(bytes(apply ? host + at : NULL, run));
+                } else {
+                    for (size_t done = 0; done < run;) {  // device memory: through the staging buffer
+                        const size_t c = run - done < staging_size ? run - done : staging_size;
+                        TERN_TRY(src->get(staging, c));
+                        TERN_TRY(exec_storage_write(&ctx->exec, st, at + done, staging, c));
+                        done += c;
+                    }
+                }
+                i = j;
             }
         }
     }
@@ -361,7 +402,6 @@ tern_status load(tern_context * ctx, int kind, tern_seq_id dest, source * src, t
     kv->used += n_cells;
     kv->head = slots[n_cells ? n_cells - 1 : 0] + (n_cells ? 1 : 0);
     if (kind == KIND_CONTEXT) kv->head = n_cells;
-    ctx->built.n_tokens = 0;
     if (n_tokens_out) *n_tokens_out = h.v[H_N_TOKENS];
     return TERN_OK;
 }

@@ -1,49 +1,98 @@
-// Work claiming: how the workers of one node share its n items (mul_mat's
-// chunks) so that each streams one contiguous stretch and none waits idle.
+// Steps and items: how the workers of the pool share a graph so that
+// progress depends on the work being done, not on every worker arriving.
 //
-// Worker i of nth owns the home range [n * i / nth, n * (i + 1) / nth) and
-// claims its items in order from the range's counter (a fetch_add). When its
-// range is exhausted it claims from the next workers' ranges (i + 1, i + 2,
-// ... mod nth), the same way, until every range is; so a slow or preempted
-// core leaves its tail to the others instead of holding the barrier.
+// A graph run is a sequence of steps, one per phase of each computing node
+// (mul_mat with a shared quantized input has two: quantize, then the
+// products). A step's work is n_items items (rows, chunks of a product,
+// attention units), each computed by one worker from its inputs alone, so
+// which worker computes an item never changes a bit: logits stay the same for
+// any thread count and any way the items fall.
+//
+// Every step has a global, increasing tag (40 bits: never reused in a
+// process's life). A ring of STEP_RING sets holds the steps in flight:
+//   init   tag << 1 | busy: which step the set holds; the first worker to
+//          arrive at a step whose set holds an older tag sets it up (busy
+//          while it does: node, phase, n_items, the counters)
+//   claim  [n_threads] words, tag << 24 | count: worker i owns the home range
+//          [n * i / nth, n * (i + 1) / nth) of the items and claims them in
+//          order, then the others' leftovers (a slow or absent worker's range
+//          is done by the others). A claim is a compare-and-swap that checks
+//          the tag, so a late worker can never claim an item of a step it
+//          does not know; a word with an older tag counts 0 (words are not
+//          reset at set-up: each stays in its owner's cache).
+//   done   tag << 24 | items completed (an older tag: 0), added by each
+//          worker once, after its last claim: a step is over when done
+//          reaches n_items; whoever is left waits for that, not for the others.
+// Decode of a small model is a few microseconds a step, so a step costs as few
+// cache lines moved between cores as possible: the set-up writes one (init and
+// the step's fields), each worker adds to done once.
+// A worker that finds its step's set holding a newer tag knows the step is
+// over and moves on without waiting; a descheduled worker thus catches up
+// through the steps it missed at a few loads each. Tags run on from one job
+// to the next, so a set also names its job: a worker whose job is over may
+// walk into the next job's tags, and stops at the first set of another job.
 //
 // Why home ranges: with one counter for all, consecutive chunks go to
 // alternating workers, and each worker's reads jump by a chunk every chunk.
 // Decode reads the weights from DRAM, and those broken streams measured 20%
-// slower than one stretch per worker (qwen2.5-0.5b Q4_0, 2 threads: hardware
-// and software prefetch run past each chunk's end into the other worker's
-// chunk). One counter per range, each on its own cache line: an owner's claims
-// touch no line another worker writes until someone steals.
-//
-// Which worker computes an item never changes its value (each output is
-// computed by one call from its two rows alone), so results stay the same
-// for any thread count and any claiming order.
+// slower than one stretch per worker (qwen2.5-0.5b Q4_0, 2 threads).
 #pragma once
 #include <atomic>
 #include <stdint.h>
 
 namespace tern {
 
-struct alignas(64) tern_claim_counter {
-    std::atomic<intptr_t> next;   // items of the range claimed so far (may pass its size)
+#define STEP_RING 4                 // sets in the ring (steps in flight: one, plus late readers)
+#define STEP_COUNT_BITS 24          // items per step < 2^24
+#define STEP_MAX_ITEMS ((int64_t) 1 << STEP_COUNT_BITS)
+
+static inline uint64_t step_word(uint64_t tag, uint64_t count) { return (tag << STEP_COUNT_BITS) | count; }
+static inline uint64_t step_tag(uint64_t w) { return w >> STEP_COUNT_BITS; }
+static inline uint64_t step_count(uint64_t w) { return w & (((uint64_t) 1 << STEP_COUNT_BITS) - 1); }
+
+struct alignas(64) tern_claim_word {
+    std::atomic<uint64_t> v;
 };
 
-// One worker's progress through the ranges of one node; start at {0}.
+struct tern_step_set {
+    alignas(64) std::atomic<uint64_t> init;   // tag << 1 | busy; the fields below under it, as a sequence lock
+    std::atomic<int64_t>  n_items;
+    std::atomic<int32_t>  node;               // -1: the job's end
+    std::atomic<int32_t>  phase;
+    std::atomic<uint64_t> job;                // the id of the job the step belongs to
+    tern_claim_word *     claim;              // [n_threads]
+    alignas(64) std::atomic<uint64_t> done;   // step_word(tag, items completed)
+};
+
+// Items of step `tag` completed so far, from a done word.
+static inline int64_t step_done_count(uint64_t d, uint64_t tag) {
+    return step_tag(d) == tag ? (int64_t) step_count(d) : 0;
+}
+
+// One worker's progress through the home ranges of one step; start at {0}.
 struct tern_claim_cursor {
     int32_t visited;   // ranges found exhausted so far (own range first)
 };
 
-// Next item for worker ith, from counters[0..nth) (zero when the node starts):
-// true with *item set, or false when every range is exhausted.
-static inline bool tern_claim_next(tern_claim_counter * counters, int32_t ith, int32_t nth, int64_t n,
+// Next item of step `tag` (n items) for worker ith of nth: true with *item
+// set; false when every range is exhausted or the set moved past the step.
+static inline bool tern_claim_next(tern_claim_word * claim, uint64_t tag, int32_t ith, int32_t nth, int64_t n,
                                    tern_claim_cursor * cur, int64_t * item) {
     while (cur->visited < nth) {
         const int32_t r = (ith + cur->visited) % nth;
         const int64_t lo = n * r / nth, hi = n * (r + 1) / nth;
-        const int64_t k = (int64_t) counters[r].next.fetch_add(1, std::memory_order_relaxed);
-        if (lo + k < hi) {
-            *item = lo + k;
-            return true;
+        uint64_t w = claim[r].v.load(std::memory_order_acquire);
+        for (;;) {
+            // An older tag: nobody claimed in this range yet (words are not reset
+            // when a step is set up, so a worker's own word stays in its cache).
+            if (step_tag(w) > tag) return false;
+            const int64_t k = step_tag(w) == tag ? (int64_t) step_count(w) : 0;
+            if (lo + k >= hi) break;
+            if (claim[r].v.compare_exchange_weak(w, step_word(tag, (uint64_t) k + 1), std::memory_order_acq_rel,
+                                                 std::memory_order_acquire)) {
+                *item = lo + k;
+                return true;
+            }
         }
         cur->visited++;
     }

@@ -62,11 +62,13 @@ bool tern_graph_builder_init(tern_graph_builder * gb, tern_arena * arena, int32_
     gb->tensors = (tern_tensor *) arena_alloc(arena, (size_t) capacity * sizeof(tern_tensor), cat);
     if (!gb->tensors) return false;
     gb->capacity = capacity;
+    gb->layer = -1;
     return true;
 }
 
 void tern_graph_builder_reset(tern_graph_builder * gb) {
     gb->n_tensors = 0;
+    gb->layer = -1;
     gb->status = TERN_OK;
 }
 
@@ -108,6 +110,8 @@ static tern_tensor * new_tensor(tern_graph_builder * gb, tern_type type, int n_d
     memset(t, 0, sizeof(*t));
     t->id = gb->n_tensors++;
     t->node_index = -1;
+    t->layer = gb->layer;
+    t->written_at = -1;
     t->type = type;
     t->n_dims = n_dims;
     for (int i = 0; i < 4; i++) t->ne[i] = i < n_dims ? ne[i] : 1;
@@ -117,10 +121,13 @@ static tern_tensor * new_tensor(tern_graph_builder * gb, tern_type type, int n_d
     return t;
 }
 
+static void set_name(tern_tensor * t, const char * name);
+
 // New op node: contiguous result of `type` and shape ne, sources a..d.
+// Its name is the op's until model code names it (tg_cb).
 static tern_tensor * new_op(tern_graph_builder * gb, tern_op op, const char * name, tern_type type, int n_dims,
                             const int64_t * ne, tern_tensor * a, tern_tensor * b = NULL, tern_tensor * c = NULL,
-                            tern_tensor * d = NULL) {
+                            tern_tensor * d = NULL, tern_tensor * e = NULL) {
     tern_tensor * t = new_tensor(gb, type, n_dims, ne, name);
     if (!t) return NULL;
     t->op = op;
@@ -128,7 +135,16 @@ static tern_tensor * new_op(tern_graph_builder * gb, tern_op op, const char * na
     t->src[1] = b;
     t->src[2] = c;
     t->src[3] = d;
+    t->src[4] = e;
+    set_name(t, name);
     return t;
+}
+
+static void set_name(tern_tensor * t, const char * name) {
+    size_t n = strlen(name);
+    if (n >= sizeof(t->name)) n = sizeof(t->name) - 1;
+    memcpy(t->name, name, n);
+    t->name[n] = 0;
 }
 
 static void set_param_f32(tern_tensor * t, int i, float v) { memcpy(&t->op_params[i], &v, sizeof(v)); }
@@ -171,6 +187,33 @@ tern_tensor * tg_external(tern_graph_builder * gb, tern_type type, int n_dims, c
     return t;
 }
 
+static tern_tensor * given_leaf(tern_graph_builder * gb, tern_type type, int n_dims, const int64_t * ne, tern_storage st,
+                                uint32_t flag, const char * what) {
+    if (!st.buffer) return builder_error(gb, TERN_ERR_INVALID_ARG, what, "no storage");
+    tern_tensor * t = new_tensor(gb, type, n_dims, ne, what);
+    if (!t) return NULL;
+    t->flags |= flag;
+    t->buffer = st.buffer;
+    t->offset = st.offset;
+    t->data = tern_storage_host(st);
+    if (st.offset + tern_tensor_nbytes(t) > st.buffer->size) {
+        gb->n_tensors--;
+        return builder_error(gb, TERN_ERR_SHAPE, what, SHAPE_FMT " at offset %zu passes the end of a %zu-byte buffer",
+                             SHAPE_ARGS(t), st.offset, st.buffer->size);
+    }
+    return t;
+}
+
+tern_tensor * tg_weight(tern_graph_builder * gb, tern_type type, int n_dims, const int64_t * ne, tern_storage st, uint8_t layout) {
+    tern_tensor * t = given_leaf(gb, type, n_dims, ne, st, TERN_TENSOR_WEIGHT, "weight");
+    if (t) t->layout = layout;
+    return t;
+}
+
+tern_tensor * tg_kv(tern_graph_builder * gb, tern_type type, int n_dims, const int64_t * ne, tern_storage st) {
+    return given_leaf(gb, type, n_dims, ne, st, TERN_TENSOR_KV, "kv");
+}
+
 // A header over src's bytes: the owner is resolved so that views of views (and
 // of SET_ROWS results) point at the tensor that really holds the data, while
 // src[0] keeps the immediate source for ordering.
@@ -182,7 +225,7 @@ static tern_tensor * view_of(tern_graph_builder * gb, tern_op op, const char * n
     t->src[0] = src;
     t->view_src = (tern_tensor *) tern_tensor_owner(src);
     t->view_offs = src->view_offs + offset;
-    if (t->view_src->data) t->data = (uint8_t *) t->view_src->data + t->view_offs;
+    tern_tensor_follow_owner(t);
     return t;
 }
 
@@ -213,6 +256,14 @@ tern_tensor * tg_reshape(tern_graph_builder * gb, tern_tensor * src, int n_dims,
 }
 
 // ---- ops ---------------------------------------------------------------------
+
+void tern_tensor_follow_owner(tern_tensor * t) {
+    const tern_tensor * o = t->view_src;
+    t->buffer = o->buffer;
+    t->offset = o->offset + t->view_offs;
+    t->data = o->data ? (uint8_t *) o->data + t->view_offs : NULL;
+    t->layout = o->layout;
+}
 
 tern_tensor * tg_get_rows(tern_graph_builder * gb, tern_tensor * table, tern_tensor * ids) {
     if (!table || !ids) return NULL;
@@ -321,7 +372,8 @@ tern_tensor * tg_rope(tern_graph_builder * gb, tern_tensor * x, tern_tensor * ca
 tern_tensor * tg_set_rows(tern_graph_builder * gb, tern_tensor * dst, tern_tensor * rows, tern_tensor * idx) {
     if (!dst || !rows || !idx) return NULL;
     const tern_type_traits * tr = dst->type == TERN_TYPE_I32 ? NULL : tern_type_traits_get(dst->type);
-    if (!tr || !tr->from_float || !tern_tensor_is_contiguous(dst) || n_rows(dst) != dst->ne[1] || !f32_rows(rows) ||
+    const bool raw = rows->type == dst->type && tern_tensor_is_contiguous(rows);  // rows of the cache's own type
+    if (!tr || !tr->from_float || !tern_tensor_is_contiguous(dst) || n_rows(dst) != dst->ne[1] || !(raw || f32_rows(rows)) ||
         rows->ne[0] != dst->ne[0] || n_rows(rows) != rows->ne[1] || idx->type != TERN_TYPE_I32 ||
         tern_tensor_nelements(idx) != rows->ne[1]) {
         return builder_error(gb, TERN_ERR_SHAPE, "set_rows", "dst " SHAPE_FMT " type %d, rows " SHAPE_FMT ", idx " SHAPE_FMT,
@@ -336,7 +388,8 @@ tern_tensor * tg_set_rows(tern_graph_builder * gb, tern_tensor * dst, tern_tenso
     return t;
 }
 
-tern_tensor * tg_attn(tern_graph_builder * gb, tern_tensor * q, tern_tensor * k, tern_tensor * v, tern_tensor * mask, float scale) {
+tern_tensor * tg_attn(tern_graph_builder * gb, tern_tensor * q, tern_tensor * k, tern_tensor * v, tern_tensor * mask,
+                      tern_tensor * bounds, float scale) {
     if (!q || !k || !v) return NULL;
     // K and V: F16/F32 views [hd, n_head_kv, n_kv], or a quantized (Q8_0/Q4_0)
     // cache as 2-D [n_embd_gqa, n_kv] (head slices need not be whole blocks).
@@ -369,14 +422,26 @@ tern_tensor * tg_attn(tern_graph_builder * gb, tern_tensor * q, tern_tensor * k,
     }
     ok = ok && n_head_kv > 0 && q->ne[1] % n_head_kv == 0;
     if (ok && mask) ok = f32_rows(mask) && mask->ne[0] >= n_kv && mask->ne[1] >= q->ne[2];
+    if (ok && bounds) ok = mask && bounds->type == TERN_TYPE_I32 && n_rows(bounds) == 1 && bounds->ne[0] >= q->ne[2];
     if (!ok) {
         return builder_error(gb, TERN_ERR_SHAPE, "attn", "q " SHAPE_FMT ", k " SHAPE_FMT " (type %d), v " SHAPE_FMT " (type %d), mask " SHAPE_FMT,
                              SHAPE_ARGS(q), SHAPE_ARGS(k), (int) k->type, SHAPE_ARGS(v), (int) v->type, SHAPE_ARGS(mask ? mask : q));
     }
     int64_t ne[2] = { hd_v * q->ne[1], q->ne[2] };
-    tern_tensor * t = new_op(gb, TERN_OP_ATTN, "attn", TERN_TYPE_F32, 2, ne, q, k, v, mask);
+    tern_tensor * t = new_op(gb, TERN_OP_ATTN, "attn", TERN_TYPE_F32, 2, ne, q, k, v, mask, bounds);
     if (t) set_param_f32(t, 0, scale);
     return t;
+}
+
+tern_tensor * tg_copy_rows(tern_graph_builder * gb, tern_tensor * table, tern_tensor * ids) {
+    if (!table || !ids) return NULL;
+    if (ids->type != TERN_TYPE_I32 || n_rows(ids) != 1 || table->ne[2] * table->ne[3] != 1 || table->type == TERN_TYPE_I32 ||
+        !tern_tensor_is_contiguous(table)) {
+        return builder_error(gb, TERN_ERR_SHAPE, "copy_rows", "table " SHAPE_FMT ", ids " SHAPE_FMT " (need contiguous 2-D table, 1-D I32 ids)",
+                             SHAPE_ARGS(table), SHAPE_ARGS(ids));
+    }
+    int64_t ne[2] = { table->ne[0], ids->ne[0] };
+    return new_op(gb, TERN_OP_COPY_ROWS, "copy_rows", table->type, 2, ne, table, ids);
 }
 
 tern_tensor * tg_swiglu(tern_graph_builder * gb, tern_tensor * gate, tern_tensor * up) {
@@ -401,6 +466,14 @@ void tg_set_name(tern_tensor * t, const char * fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(t->name, sizeof(t->name), fmt, ap);
     va_end(ap);
+}
+
+tern_tensor * tg_cb(tern_tensor * t, const char * name, int32_t il) {
+    if (!t) return NULL;
+    if (il >= 0) tg_set_name(t, "%s-%d", name, (int) il);
+    else set_name(t, name);
+    t->layer = il;
+    return t;
 }
 
 // ---- graph -------------------------------------------------------------------

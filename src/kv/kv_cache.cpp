@@ -8,15 +8,12 @@
 
 namespace tern {
 
-static size_t kv_layer_bytes(uint32_t n_cells, uint32_t n_embd, tern_type type) {
-    return arena_padded((size_t) n_cells * tern_row_size(type, n_embd));
+size_t kv_cache_mem_size(uint32_t n_cells, uint32_t n_layer) {
+    return arena_padded(sizeof(kv_cell) * n_cells) + 2 * arena_padded(sizeof(tern_storage) * n_layer);
 }
 
-size_t kv_cache_mem_size(uint32_t n_cells, uint32_t n_layer, uint32_t n_embd_k, uint32_t n_embd_v, tern_type type_k,
-                         tern_type type_v) {
-    return arena_padded(sizeof(kv_cell) * n_cells) + 2 * arena_padded(sizeof(void *) * n_layer) +
-           n_layer * (kv_layer_bytes(n_cells, n_embd_k, type_k) + kv_layer_bytes(n_cells, n_embd_v, type_v));
-}
+size_t kv_cache_k_layer_bytes(const kv_cache * kv) { return arena_padded((size_t) kv->n_cells * kv_cache_k_row_bytes(kv)); }
+size_t kv_cache_v_layer_bytes(const kv_cache * kv) { return arena_padded((size_t) kv->n_cells * kv_cache_v_row_bytes(kv)); }
 
 tern_status kv_cache_init(kv_cache * kv, tern_arena * arena, uint32_t n_cells, uint32_t n_layer,
                           uint32_t n_embd_k, uint32_t n_embd_v, tern_type type_k, tern_type type_v) {
@@ -28,15 +25,9 @@ tern_status kv_cache_init(kv_cache * kv, tern_arena * arena, uint32_t n_cells, u
     kv->type_k = type_k;
     kv->type_v = type_v;
     kv->cells = (kv_cell *) arena_alloc(arena, sizeof(kv_cell) * n_cells, TERN_MEM_KV);
-    kv->k = (void **) arena_alloc(arena, sizeof(void *) * n_layer, TERN_MEM_KV);
-    kv->v = (void **) arena_alloc(arena, sizeof(void *) * n_layer, TERN_MEM_KV);
+    kv->k = (tern_storage *) arena_calloc(arena, sizeof(tern_storage) * n_layer, TERN_MEM_KV);
+    kv->v = (tern_storage *) arena_calloc(arena, sizeof(tern_storage) * n_layer, TERN_MEM_KV);
     if (!kv->cells || !kv->k || !kv->v) return TERN_ERR_NO_MEMORY;
-    for (uint32_t il = 0; il < n_layer; il++) {
-        // Zeroed so that cells never written hold finite values (they are masked, but 0 * NaN is NaN).
-        kv->k[il] = arena_calloc(arena, (size_t) n_cells * kv_cache_k_row_bytes(kv), TERN_MEM_KV);
-        kv->v[il] = arena_calloc(arena, (size_t) n_cells * kv_cache_v_row_bytes(kv), TERN_MEM_KV);
-        if (!kv->k[il] || !kv->v[il]) return TERN_ERR_NO_MEMORY;
-    }
     kv_cache_clear(kv);
     return TERN_OK;
 }
@@ -182,28 +173,28 @@ tern_pos kv_cache_seq_pos_min(const kv_cache * kv, tern_seq_id seq) {
 size_t kv_cache_k_row_bytes(const kv_cache * kv) { return tern_row_size(kv->type_k, kv->n_embd_k); }
 size_t kv_cache_v_row_bytes(const kv_cache * kv) { return tern_row_size(kv->type_v, kv->n_embd_v); }
 
-uint32_t kv_cache_defrag(kv_cache * kv) {
-    const size_t kb = kv_cache_k_row_bytes(kv), vb = kv_cache_v_row_bytes(kv);
-    uint32_t dst = 0, moved = 0;
-    for (uint32_t src = 0; src < kv->n_cells; src++) {
-        if (kv->cells[src].seq_mask == 0) continue;
-        if (src != dst) {
-            for (uint32_t il = 0; il < kv->n_layer; il++) {
-                uint8_t * k = (uint8_t *) kv->k[il];
-                uint8_t * v = (uint8_t *) kv->v[il];
-                memcpy(k + dst * kb, k + src * kb, kb);
-                memcpy(v + dst * vb, v + src * vb, vb);
-            }
-            kv->cells[dst] = kv->cells[src];
-            kv->cells[src].pos = -1;
-            kv->cells[src].delta = 0;
-            kv->cells[src].seq_mask = 0;
-            moved++;
+uint32_t kv_cache_defrag_plan(const kv_cache * kv, int32_t * src, int32_t * dst) {
+    uint32_t to = 0, n = 0;
+    for (uint32_t from = 0; from < kv->n_cells; from++) {
+        if (kv->cells[from].seq_mask == 0) continue;
+        if (from != to) {
+            src[n] = (int32_t) from;
+            dst[n] = (int32_t) to;
+            n++;
         }
-        dst++;
+        to++;
     }
-    kv->head = dst;  // the next batch goes right after the packed cells
-    return moved;
+    return n;
+}
+
+void kv_cache_defrag_apply(kv_cache * kv, const int32_t * src, const int32_t * dst, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {  // ascending, dst < src: a cell is read before it is overwritten
+        kv->cells[dst[i]] = kv->cells[src[i]];
+        kv->cells[src[i]].pos = -1;
+        kv->cells[src[i]].delta = 0;
+        kv->cells[src[i]].seq_mask = 0;
+    }
+    kv->head = kv->used;  // the next batch goes right after the packed cells
 }
 
 float kv_cache_fragmentation(const kv_cache * kv) {
@@ -234,16 +225,19 @@ void kv_cache_pos_max_all(const kv_cache * kv, tern_pos * last) {
     }
 }
 
-void kv_cache_fill_mask(const kv_cache * kv, uint32_t n_kv, uint32_t n_tokens, const tern_pos * pos,
-                        const uint64_t * seq_masks, uint32_t n_swa, float * mask) {
+void kv_cache_fill_mask(const kv_cache * kv, uint32_t n_kv, uint32_t row_len, uint32_t n_tokens, const tern_pos * pos,
+                        const uint64_t * seq_masks, uint32_t n_swa, float * mask, int32_t * bounds) {
     for (uint32_t t = 0; t < n_tokens; t++) {
-        float * row = mask + (size_t) t * n_kv;
+        float * row = mask + (size_t) t * row_len;
+        int32_t bound = 0;
         for (uint32_t j = 0; j < n_kv; j++) {
             const kv_cell * c = &kv->cells[j];
             bool visible = (c->seq_mask & seq_masks[t]) != 0 && c->pos <= pos[t];
             if (n_swa > 0 && (int64_t) pos[t] - c->pos >= (int64_t) n_swa) visible = false;  // left the window
             row[j] = visible ? 0.0f : -INFINITY;
+            if (visible) bound = (int32_t) j + 1;
         }
+        if (bounds) bounds[t] = bound;
     }
 }
 

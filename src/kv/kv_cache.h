@@ -4,6 +4,12 @@
 //   k[il]: type_k [n_embd_k_gqa, n_cells]   (row c = cell c's keys, all kv heads)
 //   v[il]: type_v [n_embd_v_gqa, n_cells]   (row-major too: V is not transposed)
 //
+// Each layer's rows are a storage (graph/buffer.h: buffer + offset) the
+// context gives the cache: host memory in its arena, or the KV buffer of the
+// device the layer runs on (hal/). This file keeps the cells' metadata and
+// never touches the rows: graphs write and move them (SET_ROWS, the K-shift,
+// the defrag graph), the state code reads them through the execution door.
+//
 // Types: F16 (default), F32, Q8_0, Q4_0 (tern_context_params type_k /
 // type_v). A row is written by SET_ROWS (F32 -> the type: F16 rounding, or
 // the reference quantizer per 32 values, so n_embd_gqa must be a multiple of
@@ -20,9 +26,11 @@
 // kv_cache_find_slots() finds (below), and the graph writes
 // its rows there with SET_ROWS at those indices, so graph addresses never
 // change. Attention then runs over cells [0, n_kv) where n_kv covers the
-// highest used cell (padded to KV_CACHE_PAD so graphs are reused across
-// decode steps); the mask hides cells that are empty, belong to another
-// sequence, or hold a later position (causality).
+// highest used cell (padded to KV_CACHE_PAD); the mask hides cells that are
+// empty, belong to another sequence, or hold a later position (causality).
+// The forward graph itself spans every cell (its shape does not change as
+// the cache fills: one graph, one capture, for the whole context), and the
+// attention reads each token's bound (one past its last visible cell).
 //
 // Sequence operations change cell metadata only:
 //   seq_rm   frees a sequence's cells in [p0, p1) (a cell is free when no
@@ -37,14 +45,17 @@
 // keys by delta (RoPE's additivity: R(p + d) = R(d) R(p)) and clears it. A
 // cell pushed below position 0 is freed, as in llama.cpp.
 //
-// Defragmentation (kv_cache_defrag) compacts the used cells to the front in
-// their order: the attention sums over the non-zero terms of the cells in
-// index order (kernels/vec.h exp_sum, mad_f16_rows skip masked cells), so the
-// same cells in the same order give the same bits wherever they sit.
+// Defragmentation compacts the used cells to the front in their order: the
+// attention sums over the non-zero terms of the cells in index order
+// (kernels/vec.h exp_sum, mad_f16_rows skip masked cells), so the same cells
+// in the same order give the same bits wherever they sit. kv_cache_defrag_plan
+// lists the moves, a graph of row moves (model/forward_defrag.h) moves the
+// rows of every layer, kv_cache_defrag_apply moves the metadata.
 #pragma once
 #include <stdint.h>
 #include "tern.h"
 #include "core/arena.h"
+#include "graph/buffer.h"
 
 namespace tern {
 
@@ -69,14 +80,17 @@ struct kv_cache {
     uint32_t   head;       // where the next slot search starts
     bool       has_shift;  // some cell has a pending delta
     kv_cell *  cells;      // [n_cells]
-    void **    k;          // [n_layer] F16 buffers
-    void **    v;
+    tern_storage * k;      // [n_layer] each layer's K rows (set by the context)
+    tern_storage * v;      // [n_layer] each layer's V rows
 };
 
-size_t kv_cache_mem_size(uint32_t n_cells, uint32_t n_layer, uint32_t n_embd_k, uint32_t n_embd_v, tern_type type_k,
-                         tern_type type_v);
+// Bytes of the cells and the per-layer storage tables (not the rows).
+size_t kv_cache_mem_size(uint32_t n_cells, uint32_t n_layer);
 tern_status kv_cache_init(kv_cache * kv, tern_arena * arena, uint32_t n_cells, uint32_t n_layer,
                           uint32_t n_embd_k, uint32_t n_embd_v, tern_type type_k, tern_type type_v);
+// Bytes of one layer's K (V) rows: n_cells rows, padded to the arena's alignment.
+size_t kv_cache_k_layer_bytes(const kv_cache * kv);
+size_t kv_cache_v_layer_bytes(const kv_cache * kv);
 
 void kv_cache_clear(kv_cache * kv);
 // Pick n free cells for a ubatch: a contiguous run at or after `head` (one
@@ -104,16 +118,21 @@ void kv_cache_seq_div(kv_cache * kv, tern_seq_id seq, tern_pos p0, tern_pos p1, 
 // Bytes of one cell's K (V) row in a layer.
 size_t kv_cache_k_row_bytes(const kv_cache * kv);
 size_t kv_cache_v_row_bytes(const kv_cache * kv);
-// Move the used cells to the front, keeping their order (rows of every layer
-// and metadata). Returns the number of cells moved.
-uint32_t kv_cache_defrag(kv_cache * kv);
+// Compaction: the moves that bring the used cells to the front in their
+// order, cell src[i] -> dst[i] (dst < src, both ascending; arrays of n_cells).
+// Returns the number of moves; nothing changes.
+uint32_t kv_cache_defrag_plan(const kv_cache * kv, int32_t * src, int32_t * dst);
+// The same moves on the metadata, after the rows were moved (kv_cache_defrag_plan's lists).
+void kv_cache_defrag_apply(kv_cache * kv, const int32_t * src, const int32_t * dst, uint32_t n);
 // 1 - used / (highest used cell + 1): the share of cells below the top that hold nothing.
 float kv_cache_fragmentation(const kv_cache * kv);
-// Fill the attention mask [n_kv, n_tokens] (row t for token t): 0 where cell j
-// is visible to token t (shares a sequence, pos <= token pos and, with a
-// sliding window n_swa > 0, token pos - pos < n_swa), -INFINITY elsewhere.
-void kv_cache_fill_mask(const kv_cache * kv, uint32_t n_kv, uint32_t n_tokens, const tern_pos * pos,
-                        const uint64_t * seq_masks, uint32_t n_swa, float * mask);
+// Fill columns [0, n_kv) of the attention mask [row_len >= n_kv, n_tokens]
+// (row t for token t): 0 where cell j is visible to token t (shares a
+// sequence, pos <= token pos and, with a sliding window n_swa > 0, token pos
+// - pos < n_swa), -INFINITY elsewhere; and bounds[t] (bounds may be NULL):
+// one past token t's last visible cell (0: none).
+void kv_cache_fill_mask(const kv_cache * kv, uint32_t n_kv, uint32_t row_len, uint32_t n_tokens, const tern_pos * pos,
+                        const uint64_t * seq_masks, uint32_t n_swa, float * mask, int32_t * bounds);
 // Sliding window: free up to n cells (lowest index first) that no token can
 // attend any more: for every sequence s holding the cell, next_pos[s] - pos >=
 // n_swa, where next_pos[s] (TERN_MAX_SEQ entries) is the lowest position s

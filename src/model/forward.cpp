@@ -7,9 +7,7 @@
 
 namespace tern {
 
-int32_t forward_tensor_capacity_n(uint32_t n_layer) { return 64 + 48 * (int32_t) n_layer; }
-int32_t forward_tensor_capacity(const tern_model * m) { return forward_tensor_capacity_n(m->hp.n_layer); }
-int32_t forward_node_capacity(const tern_model * m) { return forward_tensor_capacity(m); }
+int32_t forward_tensor_bound(uint32_t n_layer) { return 64 + 48 * (int32_t) n_layer; }
 
 namespace {
 
@@ -17,9 +15,10 @@ struct forward_builder {
     const tern_model * m;
     tern_graph_builder * gb;
 
+    // A weight's leaf, named as in the file (placement and -ot match these names).
     tern_tensor * weight(const model_weight & w) {
-        tern_tensor * t = tg_external(gb, w.type, w.n_dims, w.ne, (void *) w.data);
-        if (t && w.repacked) t->flags |= TERN_TENSOR_REPACKED;
+        tern_tensor * t = tg_weight(gb, w.type, w.n_dims, w.ne, w.st, w.layout);
+        if (t) tg_set_name(t, "%s", w.name);
         return t;
     }
 
@@ -36,7 +35,7 @@ struct forward_builder {
         tern_tensor * t = tg_new(gb, type, ne1 ? 2 : 1, ne);
         if (t) {
             t->flags |= TERN_TENSOR_INPUT;
-            tg_set_name(t, "%s", name);
+            tg_cb(t, name, -1);
         }
         return t;
     }
@@ -44,19 +43,19 @@ struct forward_builder {
     // View of the first n_kv cells of a layer's cache (after the write node `cache`):
     // [head_dim, n_head_kv, n_kv] over F16/F32 rows of n_embd_gqa, or the 2-D
     // [n_embd_gqa, n_kv] rows of a quantized cache (attn.cpp slices the heads).
-    tern_tensor * cache_view(tern_tensor * cache, uint32_t head_dim, uint32_t n_kv) {
+    tern_tensor * cache_view(tern_tensor * cache, uint32_t head_dim, uint32_t n_kv, const char * name, int32_t il) {
         const model_hparams * h = &m->hp;
         const tern_type_traits * tr = tern_type_traits_get(cache->type);
         const size_t row = tern_row_size(cache->type, (int64_t) head_dim * h->n_head_kv);
         if (tr->blck_size > 1) {
             int64_t ne[2] = { (int64_t) head_dim * h->n_head_kv, n_kv };
             size_t nb[2] = { tr->type_size, row };
-            return tg_view(gb, cache, 2, ne, nb, 0);
+            return tg_cb(tg_view(gb, cache, 2, ne, nb, 0), name, il);
         }
         const size_t es = tr->type_size;
         int64_t ne[3] = { head_dim, h->n_head_kv, n_kv };
         size_t nb[3] = { es, es * head_dim, row };
-        return tg_view(gb, cache, 3, ne, nb, 0);
+        return tg_cb(tg_view(gb, cache, 3, ne, nb, 0), name, il);
     }
 };
 
@@ -82,76 +81,83 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
     const model_hparams * h = &m->hp;
     const model_arch * arch = m->arch;
     const int64_t n_tokens = shape.n_tokens;
+    const int32_t n_layer = (int32_t) h->n_layer;
     tern_graph_builder_reset(gb);
     g->n_nodes = 0;
     forward_builder fb = { m, gb };
 
+    gb->layer = -1;  // the input part
     io->tokens = fb.input(TERN_TYPE_I32, n_tokens, 0, "inp_tokens");
     io->pos = fb.input(TERN_TYPE_I32, n_tokens, 0, "inp_pos");
     io->slots = fb.input(TERN_TYPE_I32, n_tokens, 0, "inp_slots");
-    io->mask = fb.input(TERN_TYPE_F32, shape.n_kv, n_tokens, "inp_mask");
+    io->mask = fb.input(TERN_TYPE_F32, kv->n_cells, n_tokens, "inp_mask");
+    io->bounds = fb.input(TERN_TYPE_I32, n_tokens, 0, "inp_kv_bounds");
     io->out_ids = fb.input(TERN_TYPE_I32, shape.n_outputs, 0, "inp_out_ids");
-    if (!io->tokens || !io->pos || !io->slots || !io->mask || !io->out_ids) return TERN_ERR_NO_MEMORY;
+    if (!io->tokens || !io->pos || !io->slots || !io->mask || !io->bounds || !io->out_ids) return TERN_ERR_NO_MEMORY;
 
     const tern_rope_params rp = forward_rope_params(m);
-    tern_tensor * rope_cache = tg_rope_cache(gb, io->pos, &rp);  // [n_rot, n_tokens], shared by all layers
+    tern_tensor * rope_cache = tg_cb(tg_rope_cache(gb, io->pos, &rp), "rope_cache", -1);  // [n_rot, n_tokens], shared by all layers
 
     const float kq_scale = 1.0f / sqrtf((float) h->n_embd_head_k);
     const model_weight none = {};
-    tern_tensor * x = tg_get_rows(gb, fb.weight(m->w.tok_embd), io->tokens);  // [n_embd, n_tokens]
-    for (uint32_t il = 0; il < h->n_layer && x; il++) {
+    tern_tensor * x = tg_cb(tg_get_rows(gb, fb.weight(m->w.tok_embd), io->tokens), "inp_embd", -1);  // [n_embd, n_tokens]
+    for (int32_t il = 0; il < n_layer && x; il++) {
+        gb->layer = il;  // every tensor made below is this layer's
         const model_layer * l = &m->w.layers[il];
-        tern_tensor * cur = tg_rms_norm(gb, x, fb.weight(l->attn_norm), h->norm_rms_eps);
+        tern_tensor * cur = tg_cb(tg_rms_norm(gb, x, fb.weight(l->attn_norm), h->norm_rms_eps), "attn_norm", il);
 
-        tern_tensor * q = fb.linear(cur, l->wq, l->bq);  // [hd * n_head, n_tokens]
-        tern_tensor * k = fb.linear(cur, l->wk, l->bk);  // [n_embd_k_gqa, n_tokens]
-        tern_tensor * v = fb.linear(cur, l->wv, l->bv);  // [n_embd_v_gqa, n_tokens]
+        tern_tensor * q = tg_cb(fb.linear(cur, l->wq, l->bq), "Qcur", il);  // [hd * n_head, n_tokens]
+        tern_tensor * k = tg_cb(fb.linear(cur, l->wk, l->bk), "Kcur", il);  // [n_embd_k_gqa, n_tokens]
+        tern_tensor * v = tg_cb(fb.linear(cur, l->wv, l->bv), "Vcur", il);  // [n_embd_v_gqa, n_tokens]
         if (!q || !k || !v) return TERN_ERR_NO_MEMORY;
         int64_t q_ne[3] = { h->n_embd_head_k, h->n_head, n_tokens };
         int64_t k_ne[3] = { h->n_embd_head_k, h->n_head_kv, n_tokens };
         q = tg_reshape(gb, q, 3, q_ne);
         k = tg_reshape(gb, k, 3, k_ne);
         if (arch->qk_norm) {
-            q = tg_rms_norm(gb, q, fb.weight(l->q_norm), h->norm_rms_eps);
-            k = tg_rms_norm(gb, k, fb.weight(l->k_norm), h->norm_rms_eps);
+            q = tg_cb(tg_rms_norm(gb, q, fb.weight(l->q_norm), h->norm_rms_eps), "Qcur_normed", il);
+            k = tg_cb(tg_rms_norm(gb, k, fb.weight(l->k_norm), h->norm_rms_eps), "Kcur_normed", il);
         }
-        q = tg_rope(gb, q, rope_cache);
-        k = tg_rope(gb, k, rope_cache);
-        if (arch->q_prescale && q) q = tg_scale(gb, q, kq_scale);  // phi3: attention then scales by 1
+        q = tg_cb(tg_rope(gb, q, rope_cache), "Qcur_rope", il);
+        k = tg_cb(tg_rope(gb, k, rope_cache), "Kcur_rope", il);
+        if (arch->q_prescale && q) q = tg_cb(tg_scale(gb, q, kq_scale), "Qcur_scaled", il);  // phi3: attention then scales by 1
         if (!q || !k) return TERN_ERR_NO_MEMORY;
 
-        // Write this batch's keys and values into the cache, then attend over the first n_kv cells.
+        // Write this batch's keys and values into the cache, then attend over its cells.
         int64_t k_rows[2] = { hparams_n_embd_k_gqa(h), n_tokens };
         int64_t k_cache_ne[2] = { hparams_n_embd_k_gqa(h), kv->n_cells };
         int64_t v_cache_ne[2] = { hparams_n_embd_v_gqa(h), kv->n_cells };
-        tern_tensor * kc = tg_external(gb, kv->type_k, 2, k_cache_ne, kv->k[il]);
-        tern_tensor * vc = tg_external(gb, kv->type_v, 2, v_cache_ne, kv->v[il]);
-        kc = tg_set_rows(gb, kc, tg_reshape(gb, k, 2, k_rows), io->slots);
-        vc = tg_set_rows(gb, vc, v, io->slots);
+        tern_tensor * kc = tg_cb(tg_kv(gb, kv->type_k, 2, k_cache_ne, kv->k[il]), "cache_k", il);
+        tern_tensor * vc = tg_cb(tg_kv(gb, kv->type_v, 2, v_cache_ne, kv->v[il]), "cache_v", il);
+        kc = tg_cb(tg_set_rows(gb, kc, tg_reshape(gb, k, 2, k_rows), io->slots), "k_stored", il);
+        vc = tg_cb(tg_set_rows(gb, vc, v, io->slots), "v_stored", il);
         if (!kc || !vc) return TERN_ERR_NO_MEMORY;
-        tern_tensor * attn = tg_attn(gb, q, fb.cache_view(kc, h->n_embd_head_k, shape.n_kv),
-                                     fb.cache_view(vc, h->n_embd_head_v, shape.n_kv), io->mask, arch->q_prescale ? 1.0f : kq_scale);
-        cur = fb.linear(attn, l->wo, none);  // [n_embd, n_tokens]
+        tern_tensor * attn = tg_cb(tg_attn(gb, q, fb.cache_view(kc, h->n_embd_head_k, kv->n_cells, "k", il),
+                                           fb.cache_view(vc, h->n_embd_head_v, kv->n_cells, "v", il), io->mask, io->bounds,
+                                           arch->q_prescale ? 1.0f : kq_scale), "kqv_out", il);
+        cur = tg_cb(fb.linear(attn, l->wo, none), "attn_out", il);  // [n_embd, n_tokens]
         if (!cur) return TERN_ERR_NO_MEMORY;
 
-        if (il == h->n_layer - 1) {
+        if (il == n_layer - 1) {
             // Only the rows whose logits are wanted go on.
-            cur = tg_get_rows(gb, cur, io->out_ids);
-            x = tg_get_rows(gb, x, io->out_ids);
+            cur = tg_cb(tg_get_rows(gb, cur, io->out_ids), "attn_out_kept", il);
+            x = tg_cb(tg_get_rows(gb, x, io->out_ids), "inp_kept", il);
         }
-        tern_tensor * ffn_in = tg_add(gb, cur, x);
-        cur = tg_rms_norm(gb, ffn_in, fb.weight(l->ffn_norm), h->norm_rms_eps);
-        tern_tensor * gate = fb.linear(cur, l->ffn_gate, none);  // [n_ff, n_tokens]
-        tern_tensor * up = fb.linear(cur, l->ffn_up, none);
-        cur = fb.linear(tg_swiglu(gb, gate, up), l->ffn_down, none);  // [n_embd, n_tokens]
-        x = cur ? tg_add(gb, cur, ffn_in) : NULL;
+        tern_tensor * ffn_in = tg_cb(tg_add(gb, cur, x), "ffn_inp", il);
+        cur = tg_cb(tg_rms_norm(gb, ffn_in, fb.weight(l->ffn_norm), h->norm_rms_eps), "ffn_norm", il);
+        tern_tensor * gate = tg_cb(fb.linear(cur, l->ffn_gate, none), "ffn_gate", il);  // [n_ff, n_tokens]
+        tern_tensor * up = tg_cb(fb.linear(cur, l->ffn_up, none), "ffn_up", il);
+        cur = tg_cb(fb.linear(tg_cb(tg_swiglu(gb, gate, up), "ffn_swiglu", il), l->ffn_down, none), "ffn_out", il);  // [n_embd, n_tokens]
+        x = cur ? tg_cb(tg_add(gb, cur, ffn_in), "l_out", il) : NULL;
     }
     if (!x) return TERN_ERR_NO_MEMORY;
+    gb->layer = n_layer;  // the output part
     x = tg_rms_norm(gb, x, fb.weight(m->w.output_norm), h->norm_rms_eps);
+    tg_set_name(x, "result_norm");
     io->logits = fb.linear(x, m->w.output, none);  // [n_vocab, n_outputs]
     if (!io->logits) return TERN_ERR_NO_MEMORY;
+    tg_set_name(io->logits, "result_output");
     io->logits->flags |= TERN_TENSOR_OUTPUT;
-    tg_set_name(io->logits, "logits");
     return tern_graph_expand(g, io->logits);
 }
 

@@ -11,6 +11,15 @@
 // The last layer keeps only the rows whose logits are wanted (out_ids), as
 // llama.cpp does, then output_norm and the output matrix give
 // logits [n_vocab, n_outputs].
+//
+// The attention always spans every cell of the cache (K/V views of n_cells
+// rows, mask [n_cells, n_tokens]); each token's bound (one past its last
+// visible cell) is an input, so the graph's shape depends on the batch only:
+// one decode graph (and one captured device graph) serves the whole context.
+//
+// Every node and weight is named and tagged with its layer (tg_cb, as
+// llama.cpp's cb(cur, name, il)): -1 for the input part (token embedding,
+// rope cache), n_layer for the output part (output norm, output matrix).
 #pragma once
 #include "graph/graph.h"
 #include "kv/kv_cache.h"
@@ -20,7 +29,6 @@ namespace tern {
 
 struct forward_shape {
     uint32_t n_tokens;
-    uint32_t n_kv;
     uint32_t n_outputs;
 };
 
@@ -29,17 +37,18 @@ struct forward_io {
     tern_tensor * tokens;   // I32 [n_tokens]
     tern_tensor * pos;      // I32 [n_tokens]
     tern_tensor * slots;    // I32 [n_tokens]  KV cells the batch writes
-    tern_tensor * mask;     // F32 [n_kv, n_tokens] (with the sliding window when n_swa > 0)
+    tern_tensor * mask;     // F32 [n_cells, n_tokens] (with the sliding window when n_swa > 0)
+    tern_tensor * bounds;   // I32 [n_tokens] one past each token's last visible cell
     tern_tensor * out_ids;  // I32 [n_outputs] rows of the batch whose logits are kept
     tern_tensor * logits;   // F32 [n_vocab, n_outputs]
 };
 
-// Tensor headers a forward graph of this model takes (builder capacity); _n:
-// of a model with n_layer layers (sizing before the model exists).
-int32_t forward_tensor_capacity(const tern_model * m);
-int32_t forward_tensor_capacity_n(uint32_t n_layer);
-// Nodes of a forward graph (graph capacity).
-int32_t forward_node_capacity(const tern_model * m);
+// A bound on the tensor headers a forward graph of a model with n_layer
+// layers may take: only the sizing pass builds with it (the model reserves
+// that much scratch from the header alone); contexts hold the exact count
+// that pass measures. A graph over the bound fails with TERN_ERR_NO_MEMORY
+// naming the pool ("tensor pool full"), never overruns.
+int32_t forward_tensor_bound(uint32_t n_layer);
 
 // Build the graph for one shape. The builder is reset first; the same model
 // and shape kind always give the same tensor ids (the planner relies on it).

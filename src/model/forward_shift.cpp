@@ -17,24 +17,25 @@ tern_status forward_build_shift(const tern_model * m, const kv_cache * kv, uint3
     if (!io->cells || !io->deltas) return TERN_ERR_NO_MEMORY;
     io->cells->flags |= TERN_TENSOR_INPUT;
     io->deltas->flags |= TERN_TENSOR_INPUT;
-    tg_set_name(io->cells, "shift_cells");
-    tg_set_name(io->deltas, "shift_deltas");
+    tg_cb(io->cells, "shift_cells", -1);
+    tg_cb(io->deltas, "shift_deltas", -1);
 
     tern_rope_params rp = forward_rope_params(m);
     // The rotation by delta must not scale the key again: YaRN's magnitude
     // factor was applied once, when the key was written.
     if (rp.ext_factor != 0.0f) rp.attn_factor = 1.0f / (1.0f + 0.1f * logf(1.0f / rp.freq_scale));
-    tern_tensor * rope_cache = tg_rope_cache(gb, io->deltas, &rp);  // [n_rot, n_shift]
+    tern_tensor * rope_cache = tg_cb(tg_rope_cache(gb, io->deltas, &rp), "shift_rope_cache", -1);  // [n_rot, n_shift]
 
     const int64_t n_embd_k = hparams_n_embd_k_gqa(h);
     for (uint32_t il = 0; il < h->n_layer; il++) {
+        gb->layer = (int32_t) il;
         int64_t cache_ne[2] = { n_embd_k, kv->n_cells };
-        tern_tensor * kc = tg_external(gb, kv->type_k, 2, cache_ne, kv->k[il]);
-        tern_tensor * rows = tg_get_rows(gb, kc, io->cells);  // [n_embd_k, n_shift] F32
+        tern_tensor * kc = tg_cb(tg_kv(gb, kv->type_k, 2, cache_ne, kv->k[il]), "cache_k", (int32_t) il);
+        tern_tensor * rows = tg_cb(tg_get_rows(gb, kc, io->cells), "k_shift_rows", (int32_t) il);  // [n_embd_k, n_shift] F32
         int64_t head_ne[3] = { h->n_embd_head_k, h->n_head_kv, n_shift };
         int64_t flat_ne[2] = { n_embd_k, n_shift };
-        tern_tensor * rot = tg_rope(gb, tg_reshape(gb, rows, 3, head_ne), rope_cache);
-        tern_tensor * out = tg_set_rows(gb, kc, tg_reshape(gb, rot, 2, flat_ne), io->cells);
+        tern_tensor * rot = tg_cb(tg_rope(gb, tg_reshape(gb, rows, 3, head_ne), rope_cache), "k_shifted", (int32_t) il);
+        tern_tensor * out = tg_cb(tg_set_rows(gb, kc, tg_reshape(gb, rot, 2, flat_ne), io->cells), "k_shift_stored", (int32_t) il);
         if (!out) return gb->status != TERN_OK ? gb->status : TERN_ERR_NO_MEMORY;
         TERN_TRY(tern_graph_expand(g, out));
     }

@@ -4,18 +4,30 @@
 #include "tern.h"
 #include "model/arch.h"
 #include "model/hparams.h"
+#include "graph/buffer.h"
 #include "model/model_file.h"
 #include "vocab/vocab.h"
 
 namespace tern {
 
-// A weight: a view of a tensor's bytes in the mapping / read buffer / blob.
+struct model_devices;  // model/placement.h (builds with devices)
+
+// A weight: a tensor of the file, or rows of one (phi3's fused matrices).
+// `data` views the file's bytes (mapping / read buffer / blob); `st` is where
+// the weight is run from: the file's own host buffer, or the weights buffer
+// of the device it is placed on (hal/, which holds a copy in the file's
+// layout). `layout` belongs to whoever runs it (graph.h: TERN_LAYOUT_FILE,
+// or the CPU's interleaved layout when the CPU repacked it, model/repack.h).
 struct model_weight {
-    const void * data;     // NULL when the (optional) tensor is absent
-    tern_type    type;
-    int32_t      n_dims;
-    int64_t      ne[4];
-    bool         repacked; // rows in the kernel set's interleaved layout (model/repack.h)
+    const void *  data;        // the file's bytes; NULL when the (optional) tensor is absent
+    tern_storage  st;          // where it runs from
+    const char *  name;        // the GGUF tensor's name ("blk.3.attn_q.weight")
+    int32_t       file_tensor; // index in model_files.tensors
+    size_t        file_offset; // byte offset of these rows in that tensor (row views)
+    tern_type     type;
+    int32_t       n_dims;
+    int64_t       ne[4];
+    uint8_t       layout;
 };
 
 struct model_layer {
@@ -46,6 +58,7 @@ struct model_weights {
 using namespace tern;
 struct tern_model {
     model_files         files;
+    tern_buffer         file_buffers[MODEL_FILES_MAX_SPLITS];  // each split's bytes (host weights' storage)
     tern_vocab          vocab;
     model_hparams       hp;
     const model_arch *  arch;        // NULL for vocab-only loads of other architectures
@@ -58,6 +71,7 @@ struct tern_model {
     uint8_t *           sizing_scratch;
     size_t              sizing_scratch_size;
     int                 sizing_busy;
+    model_devices *     devices;     // where layers and weights run (model/placement.h); NULL: the CPU alone
 };
 
 namespace tern {

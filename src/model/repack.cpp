@@ -17,7 +17,9 @@ struct repacker {
     uint8_t *               scratch;       // one group of rows
     size_t                  scratch_size;
 
-    bool wants(const model_weight & w) const { return w.data && group_bytes(w) > 0; }
+    // The CPU rewrites only the weights it runs (placed on the host: a device
+    // holds its own copy in the file layout).
+    bool wants(const model_weight & w) const { return w.data && tern_storage_on_host(w.st) && group_bytes(w) > 0; }
 
     size_t group_bytes(const model_weight & w) const { return model_repack_group_bytes(w.type, w.n_dims, w.ne); }
 
@@ -32,14 +34,17 @@ struct repacker {
             memcpy(scratch, data + g * gbytes, gbytes);
             ks->repack[w->type](w->ne[0], scratch, data + g * gbytes);
         }
-        w->repacked = true;
+        w->layout = CPU_LAYOUT_INTERLEAVED;
         return TERN_OK;
     }
 };
 
-// Every weight a mul_mat reads, once: the token embedding only where the set
-// can give its rows back (unpack_row, for get_rows) and the output is tied to
-// it (an untied embedding is only ever read by get_rows).
+// Every weight a mul_mat reads, once. A token embedding tied to the output:
+// the CPU's get_rows always reads it; it is rewritten only where the CPU also
+// runs the output matmul (the output is on the host: with the output on a
+// device, the CPU's only reader is get_rows, which the file layout serves
+// best) and the set can give its rows back (unpack_row). An untied embedding
+// is only ever read by get_rows.
 template <typename F>
 tern_status each_matmul_weight(tern_model * m, const tern_kernel_set * ks, F && f) {
     for (uint32_t il = 0; il < m->hp.n_layer; il++) {
@@ -48,9 +53,9 @@ tern_status each_matmul_weight(tern_model * m, const tern_kernel_set * ks, F && 
         for (model_weight * w : ws) TERN_TRY(f(w));
     }
     if (m->w.output.data != m->w.tok_embd.data) return f(&m->w.output);
-    if (m->w.tok_embd.data && ks->unpack_row[m->w.tok_embd.type]) {
+    if (m->w.tok_embd.data && tern_storage_on_host(m->w.output.st) && ks->unpack_row[m->w.tok_embd.type]) {
         TERN_TRY(f(&m->w.tok_embd));
-        m->w.output.repacked = m->w.tok_embd.repacked;  // the same bytes
+        m->w.output.layout = m->w.tok_embd.layout;  // the same bytes
     }
     return TERN_OK;
 }

@@ -2,11 +2,14 @@
 // set's row-interleaved layouts (kernel_set.h: repack_rows / repack).
 //
 // Which: the attention and FFN projections of every layer and the output
-// matrix, where the kernel set in use has a layout for the type (avx512:
-// Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL Q4_K Q5_K Q6_K; avx2 the same but IQ4_NL).
-// A token embedding tied to the output is repacked too where the set can give
-// single rows back for get_rows (unpack_row); an untied embedding is only
-// read by get_rows and stays.
+// matrix that the CPU runs (placement comes first: weights placed on a
+// device are copied there in the file layout and the CPU leaves them be),
+// where the kernel set in use has a layout for the type (avx512: Q4_0 Q4_1
+// Q5_0 Q5_1 Q8_0 IQ4_NL Q4_K Q5_K Q6_K; avx2 the same but IQ4_NL). A token
+// embedding tied to an output the CPU runs is repacked too where the set can
+// give single rows back for get_rows (unpack_row); an untied embedding (or
+// one whose output runs on a device) is only read by get_rows and stays.
+// A rewritten weight's layout becomes CPU_LAYOUT_INTERLEAVED.
 //
 // Where: in place, group by group through a small scratch of one group's
 // rows, taken from the model arena's temp region (sized at load from the

@@ -3,6 +3,7 @@
 #include "model/model.h"
 #include "core/arena.h"
 #include "core/status.h"
+#include "graph/graph.h"
 #include "tensor/types.h"
 
 #include <inttypes.h>
@@ -17,6 +18,8 @@ namespace {
 
 struct binder {
     const model_files * files;
+
+    tern_buffer * buffers;
 
     const model_file_tensor * find(const char * name) const {
         for (int64_t i = 0; i < files->n_tensors; i++) {
@@ -52,6 +55,13 @@ struct binder {
             return tern_fail(TERN_ERR_UNSUPPORTED, "tensor '%s': type %s cannot be a weight", name, tr->name);
         }
         w->data = t->data;
+        w->name = t->name;
+        w->file_tensor = (int32_t) (t - files->tensors);
+        w->file_offset = 0;
+        tern_buffer * fb = &buffers[t->split];
+        w->st.buffer = fb;
+        w->st.offset = (size_t) (t->data - fb->host);
+        w->layout = TERN_LAYOUT_FILE;
         w->type = t->type;
         w->n_dims = t->n_dims;
         memcpy(w->ne, t->ne, sizeof(w->ne));
@@ -69,7 +79,10 @@ struct binder {
 // whole blocks in every type, so the view is the same bytes at an offset.
 model_weight row_view(const model_weight & w, int64_t r0, int64_t n) {
     model_weight v = w;
-    v.data = (const uint8_t *) w.data + (size_t) r0 * tern_row_size(w.type, w.ne[0]);
+    const size_t bytes = (size_t) r0 * tern_row_size(w.type, w.ne[0]);
+    v.data = (const uint8_t *) w.data + bytes;
+    v.st = tern_storage_at(w.st, bytes);
+    v.file_offset = w.file_offset + bytes;
     v.ne[1] = n;
     return v;
 }
@@ -78,7 +91,12 @@ model_weight row_view(const model_weight & w, int64_t r0, int64_t n) {
 
 tern_status model_bind_weights(tern_model * m) {
     const model_hparams * h = &m->hp;
-    binder b = { &m->files };
+    // Each split's bytes as one host buffer: the storage of the weights the CPU runs.
+    for (int32_t s = 0; s < m->files.n_splits; s++) {
+        const gguf_file * f = &m->files.splits[s];
+        m->file_buffers[s] = tern_host_buffer((void *) f->base, (size_t) f->size, TERN_BUFFER_WEIGHTS);
+    }
+    binder b = { &m->files, m->file_buffers };
     const int64_t n_embd = h->n_embd;
     const int64_t n_q = (int64_t) h->n_embd_head_k * h->n_head;
     const int64_t n_k = hparams_n_embd_k_gqa(h);

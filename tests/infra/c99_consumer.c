@@ -11,6 +11,9 @@
 
 #include "tern.h"
 #include "tern_port.h"   /* the freestanding hooks compile as C99 too */
+#if TERN_WITH_HAL
+#include "tern_hal.h"    /* and the device vtable, in builds with devices */
+#endif
 
 static int g_passed = 0;
 static int g_failed = 0;
@@ -123,7 +126,29 @@ static void check_logging(void) {
     printf("log lines routed to the callback while failing a load: %d\n", g_log_calls);
 }
 
+#if TERN_WITH_HAL
+/* A vendor's table, registered from C: refused for another ABI version or a
+ * missing entry, listed devices counted. */
+static int32_t no_instances(void) { return 0; }
+static void check_hal(void) {
+    tern_hal_device_desc d;
+    char names[4][32];
+    memset(&d, 0, sizeof(d));
+    d.abi_version = TERN_HAL_ABI_VERSION + 1;
+    d.name = "c99dev";
+    d.count = no_instances;
+    EXPECT(tern_hal_register(&d) == TERN_ERR_INVALID_ARG);
+    d.abi_version = TERN_HAL_ABI_VERSION;
+    EXPECT(tern_hal_register(&d) == TERN_ERR_INVALID_ARG); /* no open, no buffers ... */
+    EXPECT(tern_hal_list_devices(names, 4) >= 0);
+    EXPECT(tern_hal_error(TERN_ERR_IO, "device %d", 3) == TERN_ERR_IO && strcmp(tern_last_error(), "device 3") == 0);
+}
+#endif
+
 int main(void) {
+#if TERN_WITH_HAL
+    check_hal();
+#endif
     check_status_strings();
     check_type_names();
     check_default_params();

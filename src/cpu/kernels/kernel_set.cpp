@@ -21,14 +21,16 @@ namespace tern {
 
 namespace {
 
-enum set_id { SET_SCALAR, SET_AVX2, SET_AVX512, SET_NEON, SET_DOTPROD, SET_I8MM, SET_COUNT };
+// In priority order: the best set a CPU runs is the last one it runs.
+enum set_id { SET_SCALAR, SET_AVX2, SET_AVXVNNI, SET_AVX512, SET_NEON, SET_DOTPROD, SET_I8MM, SET_COUNT };
 
-const char * const k_set_names[SET_COUNT] = {"scalar", "avx2", "avx512", "neon", "dotprod", "i8mm"};
+const char * const k_set_names[SET_COUNT] = {"scalar", "avx2", "avxvnni", "avx512", "neon", "dotprod", "i8mm"};
 
 bool compiled(set_id id) {
     switch (id) {
         case SET_SCALAR: return true;
         case SET_AVX2: return TERN_KSET_AVX2;
+        case SET_AVXVNNI: return TERN_KSET_AVXVNNI;
         case SET_AVX512: return TERN_KSET_AVX512;
         case SET_NEON: return TERN_KSET_NEON;
         case SET_DOTPROD: return TERN_KSET_DOTPROD;
@@ -45,7 +47,8 @@ uint64_t xgetbv0() {
 }
 
 // What this CPU and OS run: AVX2 needs AVX2+FMA+F16C and the YMM state saved
-// by the OS; AVX-512 needs F/BW/VL/DQ/VNNI and the opmask/ZMM state too.
+// by the OS; AVX-VNNI that and CPUID.(EAX=7,ECX=1):EAX bit 4 (the VEX
+// vpdpbusd); AVX-512 needs F/BW/VL/DQ/VNNI and the opmask/ZMM state too.
 bool cpu_runs(set_id id) {
     unsigned a, b, c, d;
     if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
@@ -56,8 +59,10 @@ bool cpu_runs(set_id id) {
     if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
     const bool avx2 = b & (1u << 5);
     const bool avx512 = (b & (1u << 16)) && (b & (1u << 17)) && (b & (1u << 30)) && (b & (1u << 31)) && (c & (1u << 11));
+    const bool avxvnni = a >= 1 && __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));  // a: leaf 7's last subleaf
     switch (id) {
         case SET_AVX2: return ymm_state && avx2 && fma && f16c;
+        case SET_AVXVNNI: return ymm_state && avx2 && fma && f16c && avxvnni;
         case SET_AVX512: return ymm_state && zmm_state && avx2 && fma && f16c && avx512;
         default: return false;
     }
@@ -82,7 +87,7 @@ bool usable(set_id id) { return compiled(id) && (id == SET_SCALAR || cpu_runs(id
 void fill(set_id id, tern_kernel_set * ks) {
     tern_fill_scalar(ks);
 #if TERN_KSET_AVX2
-    if (id == SET_AVX2 || id == SET_AVX512) {
+    if (id == SET_AVX2 || id == SET_AVXVNNI || id == SET_AVX512) {
         tern_fill_vec_avx2(ks);
         tern_fill_vec_dot_avx2(ks);
         tern_fill_quantize_avx2(ks);
@@ -91,6 +96,13 @@ void fill(set_id id, tern_kernel_set * ks) {
         tern_fill_repack_avx2(ks);
         tern_fill_repack_kquant_avx2(ks);
         ks->name = "avx2";
+    }
+#endif
+#if TERN_KSET_AVXVNNI
+    if (id == SET_AVXVNNI) {
+        tern_fill_repack_avxvnni(ks);
+        tern_fill_repack_kquant_avxvnni(ks);
+        ks->name = "avxvnni";
     }
 #endif
 #if TERN_KSET_AVX512
@@ -170,7 +182,7 @@ set_id choose() {
         }
         return (set_id) id;
     }
-    TERN_LOGW("TERN_KERNELS=%s: unknown kernel set (scalar, avx2, avx512, neon, dotprod, i8mm); using %s\n", want, k_set_names[best]);
+    TERN_LOGW("TERN_KERNELS=%s: unknown kernel set (scalar, avx2, avxvnni, avx512, neon, dotprod, i8mm); using %s\n", want, k_set_names[best]);
     return best;
 }
 

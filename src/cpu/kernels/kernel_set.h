@@ -3,12 +3,14 @@
 //
 // How a set is chosen. The build compiles the scalar set always, plus the
 // SIMD sets of its TERN_SIMD setting (tern_config.h, TERN_KSET_*):
-//   auto on x86-64  scalar, avx2 (AVX2+FMA+F16C), avx512 (F/BW/VL/DQ + VNNI),
-//                   each SIMD set in its own translation units compiled with
-//                   that target's flags (x86/*_avx2.cpp, x86/*_avx512.cpp);
-//                   the best one the CPU runs is picked once, at the first
-//                   call of tern_kernels() (CPUID, and XCR0 for the OS-saved
-//                   AVX / AVX-512 state).
+//   auto on x86-64  scalar, avx2 (AVX2+FMA+F16C), avxvnni (avx2 + AVX-VNNI:
+//                   Alder Lake-N and other cores with VNNI but no AVX-512),
+//                   avx512 (F/BW/VL/DQ + VNNI), each SIMD set in its own
+//                   translation units compiled with that target's flags
+//                   (x86/*_avx2.cpp, *_avxvnni.cpp, *_avx512.cpp); the best
+//                   one the CPU runs (in that order) is picked once, at the
+//                   first call of tern_kernels() (CPUID, and XCR0 for the
+//                   OS-saved AVX / AVX-512 state).
 //   auto on AArch64 scalar, neon (ARMv8.0), dotprod (SDOT), i8mm (SMMLA),
 //                   each level in its own files with its own flags
 //                   (arm/*_neon.cpp, arm/*_dotprod.cpp, arm/*_i8mm.cpp), the
@@ -18,16 +20,19 @@
 //                   with NEON + VFPv4 flags, chosen where AT_HWCAP reports
 //                   both): the SMULL integer dots and dot_f32 only
 //                   (arm/vec_neon.cpp says why).
-//   avx2|avx512|neon|dotprod|i8mm  pinned: that set and those below it, no
-//                   CPU detection; the whole library is compiled for the target.
+//   avx2|avxvnni|avx512|neon|dotprod|i8mm  pinned: that set and those it is
+//                   filled over (avxvnni and avx512: avx2; i8mm: dotprod,
+//                   neon), no CPU detection; the whole library is compiled
+//                   for the target.
 //   scalar          the references only.
 // The environment variable TERN_KERNELS=<set> forces a set lower than the
 // best (for tests, and for users chasing a bug); an unknown or unsupported
 // name is ignored with a warning.
 //
-// A set is filled by chaining: the avx512 fill starts from the avx2 fill,
-// which starts from the scalar fill (the references); i8mm from dotprod from
-// neon from scalar. So each target only overrides what it does better. Nothing here allocates; the tables are
+// A set is filled by chaining: the avx512 and avxvnni fills start from the
+// avx2 fill, which starts from the scalar fill (the references); i8mm from
+// dotprod from neon from scalar. So each target only overrides what it does
+// better. Nothing here allocates; the tables are
 // zero-initialized statics filled once (no static constructors).
 //
 // Numerics: kernels marked exact in vec.h give the reference's bits in every
@@ -45,6 +50,12 @@
 
 namespace tern {
 
+// The CPU's weight layout (tern_tensor.layout, graph.h): rows interleaved in
+// groups of repack_rows[type] by the kernel set in use (model/repack.h).
+// Only the CPU writes and reads it; devices get weights in the file layout.
+enum { CPU_LAYOUT_INTERLEAVED = 1 };
+
+
 // mul_mat tile: out[m * ldo + n] = dot(W row n, A row m) for n < nr, m < nc.
 //   w: nr weight rows of the weight type, row stride w_stride bytes;
 //   a: nc activation rows of the weight type's vec_dot_type, stride a_stride.
@@ -55,7 +66,7 @@ typedef void (*tern_gemm_fn)(int64_t k, int64_t nr, int64_t nc, const void * w, 
                              const void * a, size_t a_stride, float * out, int64_t ldo);
 
 struct tern_kernel_set {
-    const char * name;  // "scalar", "avx2", "avx512", "neon", "dotprod", "i8mm"
+    const char * name;  // "scalar", "avx2", "avxvnni", "avx512", "neon", "dotprod", "i8mm"
 
     // Vector kernels behind the ops (vec.h describes each).
     float  (*dot_f32)(int64_t n, const float * x, const float * y);
@@ -119,6 +130,10 @@ void tern_fill_gemm_legacy_avx2(tern_kernel_set * ks);   // Q4_0 Q4_1 Q5_0 Q5_1 
 void tern_fill_gemm_float_avx2(tern_kernel_set * ks);    // F32 F16 BF16
 void tern_fill_repack_avx2(tern_kernel_set * ks);        // interleaved Q4_0 Q4_1 Q5_0 Q5_1 Q8_0
 void tern_fill_repack_kquant_avx2(tern_kernel_set * ks);  // interleaved Q4_K Q5_K Q6_K
+#endif
+#if TERN_KSET_AVXVNNI
+void tern_fill_repack_avxvnni(tern_kernel_set * ks);         // interleaved Q4_0 Q4_1 Q5_0 Q5_1 Q8_0
+void tern_fill_repack_kquant_avxvnni(tern_kernel_set * ks);  // interleaved Q4_K Q5_K Q6_K
 #endif
 #if TERN_KSET_AVX512
 void tern_fill_vec_avx512(tern_kernel_set * ks);

@@ -79,6 +79,24 @@ const float * dequant_slice(const tern_tensor * t, int64_t j, int64_t e0, int64_
 
 } // namespace
 
+// Parts per group: enough (token, KV head, part) units for two per thread.
+// A head's result never depends on its part, so the split is free to follow
+// the thread count.
+static void attn_parts(const tern_tensor * dst, int32_t nth, int64_t * parts, int64_t * part_size) {
+    const int64_t group = group_of(dst);
+    const int64_t pairs = dst->src[0]->ne[2] * (dst->src[0]->ne[1] / group);
+    int64_t p = (2 * (int64_t) nth + pairs - 1) / pairs;
+    if (p > group) p = group;
+    *part_size = (group + p - 1) / p;
+    *parts = (group + *part_size - 1) / *part_size;
+}
+
+int64_t tern_op_attn_units(const tern_tensor * dst, int32_t n_threads) {
+    int64_t parts, part_size;
+    attn_parts(dst, n_threads, &parts, &part_size);
+    return dst->src[0]->ne[2] * (dst->src[0]->ne[1] / group_of(dst)) * parts;
+}
+
 size_t tern_op_attn_work_size(const tern_tensor * dst, int32_t n_threads) {
     return (size_t) n_threads * scratch_layout(dst).total();
 }
@@ -89,10 +107,18 @@ namespace {
 // past n_kv). The cells after it are masked (-inf, p = 0) and change no bit:
 // the kernels give a cell's dot and a query's softmax the same operations
 // whatever the count (exp_sum's vector/tail split falls on a multiple of 8).
-// Causal prompts thus skip the masked half of the dots.
-int64_t cells_to_attend(const float * mr, int64_t n_kv) {
+// Causal prompts thus skip the masked half of the dots. With a bounds input
+// the token's bound is given (the mask past it is not even read: a graph
+// made for the whole cache serves a cache filled to any depth); without one
+// the mask's trailing masked cells are skipped.
+int64_t cells_to_attend(const float * mr, int64_t n_kv, const tern_tensor * bounds, int64_t t) {
     if (!mr) return n_kv;
     int64_t n = n_kv;
+    if (bounds) {
+        int32_t b;
+        memcpy(&b, (const uint8_t *) bounds->data + t * bounds->nb[0], sizeof(b));
+        n = b < 0 ? 0 : (b < n_kv ? b : n_kv);
+    }
     while (n > 0 && mr[n - 1] == -INFINITY) n--;
     n = (n + 7) / 8 * 8;
     return n < n_kv ? n : n_kv;
@@ -159,22 +185,19 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
     tern_fp16 * p16 = (tern_fp16 *) (scratch + lay.q16 + lay.scores);
     float * slice = (float *) (scratch + lay.q16 + lay.scores + lay.p16);
 
-    // Parts per group: enough (token, KV head, part) units for two per thread.
     const int64_t pairs = n_tokens * n_head_kv;
-    int64_t parts = (2 * (int64_t) c->nth + pairs - 1) / pairs;
-    if (parts > group) parts = group;
-    const int64_t part_size = (group + parts - 1) / parts;
-    parts = (group + part_size - 1) / part_size;
+    int64_t parts, part_size;
+    attn_parts(dst, c->nth, &parts, &part_size);
 
     int64_t u0, u1;
-    tern_split_rows(pairs * parts, c->ith, c->nth, &u0, &u1);
+    tern_op_rows(c, pairs * parts, &u0, &u1);
     for (int64_t u = u0; u < u1; u++) {
         const int64_t t = u / (n_head_kv * parts), hk = (u / parts) % n_head_kv;
         const int64_t h0 = hk * group + (u % parts) * part_size;
         const int64_t h1 = h0 + part_size < (hk + 1) * group ? h0 + part_size : (hk + 1) * group;
         const int64_t ng = h1 - h0;
         const float * mr = a.mask ? (const float *) tern_row_ptr(a.mask, t, 0, 0) : NULL;
-        a.n_kv = cells_to_attend(mr, n_kv);
+        a.n_kv = cells_to_attend(mr, n_kv, dst->src[4], t);
         float * out0 = (float *) tern_row_ptr(dst, t, 0, 0) + h0 * a.hd_v;  // [hd_v, ng]
 
         // Pass 1: scores of every head of the part; with an F16 K all of them in one kernel call.

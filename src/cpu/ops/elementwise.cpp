@@ -15,7 +15,7 @@ static void binary_op(const tern_op_ctx * c, tern_tensor * dst, binary_kernel ke
     const tern_tensor * b = dst->src[1];
     const int64_t ne0 = a->ne[0], bne0 = b->ne[0];
     int64_t r0, r1;
-    tern_split_rows(tern_n_rows(a), c->ith, c->nth, &r0, &r1);
+    tern_op_rows(c, tern_n_rows(a), &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         const int64_t i1 = r % a->ne[1], i2 = (r / a->ne[1]) % a->ne[2], i3 = r / (a->ne[1] * a->ne[2]);
         const float * ar = (const float *) tern_row_ptr(a, i1, i2, i3);
@@ -32,7 +32,7 @@ void tern_op_scale(const tern_op_ctx * c, tern_tensor * dst) {
     const tern_tensor * a = dst->src[0];
     const float s = tg_param_f32(dst, 0);
     int64_t r0, r1;
-    tern_split_rows(tern_n_rows(a), c->ith, c->nth, &r0, &r1);
+    tern_op_rows(c, tern_n_rows(a), &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         tern_kscale_mul_f32(a->ne[0], (float *) tern_row_flat(dst, r), (const float *) tern_row_flat(a, r), s, NULL);
     }
@@ -43,7 +43,7 @@ void tern_op_swiglu(const tern_op_ctx * c, tern_tensor * dst) {
     const tern_tensor * up = dst->src[1];
     const int64_t ne0 = gate->ne[0];
     int64_t r0, r1;
-    tern_split_rows(tern_n_rows(gate), c->ith, c->nth, &r0, &r1);
+    tern_op_rows(c, tern_n_rows(gate), &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         const float * g = (const float *) tern_row_flat(gate, r);
         const float * u = (const float *) tern_row_flat(up, r);

@@ -1,6 +1,6 @@
 // GET_ROWS: dst row i = F32(table row ids[i]), dequantized by the type's
 // to_float. A repacked table (a token embedding in the kernel set's
-// interleaved layout, TERN_TENSOR_REPACKED) gives each row back in the file
+// interleaved layout, CPU_LAYOUT_INTERLEAVED) gives each row back in the file
 // layout first (kernel set unpack_row) into the worker's scratch row.
 #include "cpu/ops/ops.h"
 #include "core/arena.h"
@@ -12,7 +12,7 @@
 namespace tern {
 
 static bool repacked_table(const tern_tensor * table) {
-    return (table->flags & TERN_TENSOR_REPACKED) && tern_kernels()->unpack_row[table->type];
+    return table->layout == CPU_LAYOUT_INTERLEAVED && tern_kernels()->unpack_row[table->type];
 }
 
 size_t tern_op_get_rows_work_size(const tern_tensor * dst, int32_t n_threads) {
@@ -33,7 +33,7 @@ void tern_op_get_rows(const tern_op_ctx * c, tern_tensor * dst) {
     const size_t row_bytes = tern_row_size(table->type, ne0);
     uint8_t * scratch = repacked ? (uint8_t *) c->work + (size_t) c->ith * arena_padded(row_bytes) : NULL;
     int64_t r0, r1;
-    tern_split_rows(dst->ne[1], c->ith, c->nth, &r0, &r1);
+    tern_op_rows(c, dst->ne[1], &r0, &r1);
     for (int64_t i = r0; i < r1; i++) {
         int32_t id;
         memcpy(&id, (const uint8_t *) ids->data + i * ids->nb[0], sizeof(id));

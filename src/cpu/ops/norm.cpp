@@ -16,7 +16,7 @@ void tern_op_rms_norm(const tern_op_ctx * c, tern_tensor * dst) {
     const int64_t ne0 = x->ne[0];
     const float * weight = w ? (const float *) w->data : NULL;
     int64_t r0, r1;
-    tern_split_rows(tern_n_rows(x), c->ith, c->nth, &r0, &r1);
+    tern_op_rows(c, tern_n_rows(x), &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         const float * xr = (const float *) tern_row_flat(x, r);
         const double sum = tern_ksumsq_f32(ne0, xr);

@@ -51,7 +51,7 @@ void tern_op_rope_cache(const tern_op_ctx * c, tern_tensor * dst) {
     if (p.ext_factor != 0.0f) mscale *= 1.0f + 0.1f * logf(1.0f / p.freq_scale);
 
     int64_t t0, t1;
-    tern_split_rows(dst->ne[1], c->ith, c->nth, &t0, &t1);
+    tern_op_rows(c, dst->ne[1], &t0, &t1);
     for (int64_t t = t0; t < t1; t++) {
         int32_t position;
         memcpy(&position, (const uint8_t *) pos->data + t * pos->nb[0], sizeof(position));
@@ -82,7 +82,7 @@ void tern_op_rope(const tern_op_ctx * c, tern_tensor * dst) {
     const int64_t pair_step = p.mode == TERN_ROPE_NEOX ? 1 : 2;
 
     int64_t r0, r1;
-    tern_split_rows(n_head * x->ne[2], c->ith, c->nth, &r0, &r1);
+    tern_op_rows(c, n_head * x->ne[2], &r0, &r1);
     for (int64_t r = r0; r < r1; r++) {
         const int64_t h = r % n_head, t = r / n_head;
         const float * cs = (const float *) tern_row_ptr(cache, t, 0, 0);

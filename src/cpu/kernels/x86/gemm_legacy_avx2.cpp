@@ -46,7 +46,7 @@
 #include <string.h>
 #include "tensor/blocks.h"
 #include "tensor/quants.h"
-#include "cpu/kernels/x86/block_sum_avx2.h"
+#include "cpu/kernels/x86/int_dot_avx2.h"
 
 namespace tern {
 
@@ -361,7 +361,7 @@ inline const uint8_t * act_qs(const uint8_t * y) {
 inline __m256i act_group(const uint8_t * qs, int j) { return _mm256_set1_epi32(rd32(qs + 4 * j)); }
 
 // The sum of the block's 32 levels.
-inline int32_t block_sum(const uint8_t * qs) { return act_block_sum_avx2(qs); }
+inline int32_t block_sum(const uint8_t * qs) { return int_dot_avx2::block_sum((const int8_t *) qs); }
 
 // ------------------------------------------------------------ tiles
 
