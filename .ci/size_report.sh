@@ -13,6 +13,8 @@
 # before the avxvnni set), <= 400 KB trimmed for Cortex-M, the firmware
 # example without the model <= 250 KB (issue 9); the report says by how much
 # each is met or missed, and each kernel set's share of the full libraries.
+# The HAL: an x86-64 library with TERN_DEVICES=sim;vulkan (sim alone where
+# glslc or the Vulkan headers are missing), the core and each device apart.
 #
 # Usage: .ci/size_report.sh [output file]   (default docs/SIZE.md)
 # Build folders: b-size-<target>-<variant>.
@@ -97,18 +99,31 @@ m7=(--toolchain toolchain/arm-none-eabi.cmake)
 b=$(build cortex-m7 full "${m7[@]}" -DCMAKE_BUILD_TYPE=MinSizeRel);          measure cortex-m7 full arm-none-eabi-size "$b"
 b=$(build cortex-m7 trimmed "${m7[@]}" "${trim[@]}");                        measure cortex-m7 trimmed arm-none-eabi-size "$b"
 
-# The HAL's own size (issue 20): the x86-64 library with the sim device, its
-# src/hal objects summed (the core's HAL glue outside src/hal is in the delta).
-b=$(build x86-64 sim -DCMAKE_BUILD_TYPE=Release -DTERN_DEVICES=sim -DTERN_BUILD_EXAMPLES=OFF)
+# The accelerator HAL's own size (issues 20 and 21): the x86-64 library with
+# the devices, their src/hal objects summed (the core's HAL glue outside
+# src/hal is in the delta against the library without devices). The Vulkan
+# device is built in where glslc and the Vulkan headers are present; its text
+# includes its embedded SPIR-V, measured apart.
+if command -v glslc >/dev/null 2>&1 && [ -f /usr/include/vulkan/vulkan_core.h ]; then
+  hal_devices="sim;vulkan"
+  b=$(build x86-64 devices -DCMAKE_BUILD_TYPE=Release "-DTERN_DEVICES=$hal_devices" -DTERN_BUILD_EXAMPLES=OFF)
+  vk_variants=$(grep -c '^    VKS_' "$b/vkshaders/hal/vulkan/vk_shaders.h")
+else
+  echo "size: no glslc or Vulkan headers: the Vulkan device is not measured"
+  hal_devices=sim
+  b=$(build x86-64 sim -DCMAKE_BUILD_TYPE=Release -DTERN_DEVICES=sim -DTERN_BUILD_EXAMPLES=OFF)
+fi
 read -r hal_lib _ < <(size -t "$b/lib/libtern.a" | tail -1 | awk '{ print $1 }')
-hal_core=0; hal_sim=0
+hal_core=0; hal_sim=0; hal_vk=0; hal_spirv=0
 while read -r t _ _ _ _ f; do
   case "$f" in
     sim_device.cpp.o*) hal_sim=$((hal_sim + t)) ;;
     device.cpp.o*|sched.cpp.o*|graph_cache.cpp.o*|offload.cpp.o*|regex.cpp.o*) hal_core=$((hal_core + t)) ;;
+    vk_shaders.cpp.o*) hal_spirv=$((hal_spirv + t)) ;;
+    vk_*.cpp.o*) hal_vk=$((hal_vk + t)) ;;
   esac
 done < <(size "$b/lib/libtern.a" | tail -n +2 | awk '{ print $1, $2, $3, $4, $5, $6 }' | sed 's/ (ex .*)//')
-echo "size: HAL: core $hal_core, sim device $hal_sim, library with sim $hal_lib"
+echo "size: HAL ($hal_devices): core $hal_core, sim device $hal_sim, Vulkan code $hal_vk, SPIR-V $hal_spirv, library $hal_lib"
 
 # goal <what> <bytes> <limit bytes>
 goal() {
@@ -140,9 +155,14 @@ goal() {
   echo
   echo "## The accelerator HAL (\`TERN_DEVICES\`, x86-64 Release)"
   echo
-  echo "The default build has none of it (\`tests/infra/hal_check.sh\`). With \`TERN_DEVICES=sim\`:"
+  echo "The default build has none of it (\`tests/infra/hal_check.sh\`). With \`TERN_DEVICES=$hal_devices\`:"
   echo "the HAL core (src/hal: registry, placement, scheduler, graph cache, regex) $(kib "$hal_core"),"
-  echo "the sim device $(kib "$hal_sim"); libtern.a text $(kib "$hal_lib") against $(kib "${lib_x86_64_full:-0}") without devices."
+  echo "the sim device $(kib "$hal_sim")$(
+    [ "$hal_devices" = sim ] || echo ", the Vulkan device's code $(kib "$hal_vk") and its embedded SPIR-V $(kib "$hal_spirv") ($vk_variants shader variants)"
+  ); libtern.a text $(kib "$hal_lib") against $(kib "${lib_x86_64_full:-0}") without devices."
+  if [ "$hal_devices" = sim ]; then
+    echo "(The Vulkan device is not measured: no glslc or Vulkan headers on the machine that ran the report.)"
+  fi
   echo
   echo "## Kernel sets"
   echo

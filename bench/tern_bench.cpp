@@ -14,6 +14,11 @@
 // For tg tests it also gives the effective bandwidth, weight bytes x tokens/s:
 // decode reads every weight once per token, so this is the figure to hold
 // against the machine's memory bandwidth.
+//
+// With devices (-ngl or --device) each test also gives the host CPU time of
+// the decoding thread per timed token (CLOCK_THREAD_CPUTIME_ID; pool workers
+// are not counted): what replaying a captured device graph saves against
+// launching its ops one by one (--graph-cache 0).
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -93,7 +98,8 @@ void usage(FILE * f) {
         "the effective bandwidth, weight bytes x t/s / 1e9. csv and json carry the same\n"
         "fields and the per-repetition samples (samples_ns, samples_ts).\n"
         "With -ngl or --device: an ngl column and, for tg tests, what each generated token\n"
-        "took on the devices (captures, cache hits and device submissions per token).\n"
+        "took on the devices (captures, cache hits and device submissions per token); for\n"
+        "every test cpu ms/t, the decoding thread's host CPU time per timed token.\n"
         "Exit status: 0 done, 1 a model or test failed, 2 bad command line.\n",
         k_default_prompt, k_default_gen, default_threads(), TERN_MAX_THREADS, k_default_batch,
         k_default_reps);
@@ -324,6 +330,13 @@ uint64_t now_ns(void) {
     return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
+// CPU time of the calling thread (the one that decodes).
+uint64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
 // Token ids: the model's BOS first when it adds one, then pseudo-random ids
 // over the vocabulary (llama-bench's choice; content does not change the cost).
 struct token_source {
@@ -381,6 +394,8 @@ struct result {
     double gbps = 0;
     // Devices, per generated token of the timed runs (tg tests).
     double captures_per_tok = 0, hits_per_tok = 0, submissions_per_tok = 0;
+    // Host CPU time of the decoding thread per timed token (every test).
+    double cpu_ms_per_tok = 0;
 };
 
 void mean_sd(const std::vector<double> & v, double * mean, double * sd) {
@@ -440,16 +455,18 @@ int run_test(const tern_model * m, const model_info & mi, const test_case & tc, 
     if (tc.n_prompt > 0) st = run_prompt(ctx, &ts, tc.n_prompt, nb, &buf);
     if (st == TERN_OK && tc.n_gen > 0) st = run_gen(ctx, &ts, 1);
 
-    uint64_t captures = 0, hits = 0, submissions = 0;
+    uint64_t captures = 0, hits = 0, submissions = 0, cpu_ns = 0;
     for (int rep = 0; rep < reps && st == TERN_OK; rep++) {
         tern_kv_cache_clear(ctx);
         if (tc.n_depth > 0) st = run_prompt(ctx, &ts, tc.n_depth, nb, &buf);
         if (st != TERN_OK) break;
         tern_perf_context_reset(ctx);
+        const uint64_t c0 = thread_cpu_ns();
         const uint64_t t0 = now_ns();
         if (tc.n_prompt > 0) st = run_prompt(ctx, &ts, tc.n_prompt, nb, &buf);
         if (st == TERN_OK && tc.n_gen > 0) st = run_gen(ctx, &ts, tc.n_gen);
         const uint64_t t1 = now_ns();
+        cpu_ns += thread_cpu_ns() - c0;
         if (st == TERN_OK) r->samples_ns.push_back(t1 - t0);
         tern_perf_data pd;
         tern_perf_context(ctx, &pd);
@@ -463,6 +480,8 @@ int run_test(const tern_model * m, const model_info & mi, const test_case & tc, 
         r->hits_per_tok = (double) hits / n;
         r->submissions_per_tok = (double) submissions / n;
     }
+    if (reps > 0 && tc.n_prompt + tc.n_gen > 0)
+        r->cpu_ms_per_tok = (double) cpu_ns / 1e6 / ((double) reps * (tc.n_prompt + tc.n_gen));
     tern_context_free(ctx);
     if (st != TERN_OK) {
         fprintf(stderr, "tern-bench: %s: %s: decode failed: %s (%s)\n", mi.path.c_str(), what, tern_status_str(st),
@@ -553,6 +572,7 @@ std::vector<field> fields_of(const result & r, bool json) {
         { "captures_per_token", fmt("%.4f", r.captures_per_tok), false },
         { "hits_per_token", fmt("%.4f", r.hits_per_tok), false },
         { "submissions_per_token", fmt("%.4f", r.submissions_per_tok), false },
+        { "host_cpu_ms_per_token", fmt("%.6f", r.cpu_ms_per_tok), false },
         { "test", r.name, true },
         { "test_time", r.time, true },
         { "avg_ns", fmt("%.0f", r.avg_ns), false },
@@ -587,13 +607,14 @@ struct printer {
             if (show_batch) printf(" %7s |", "n_batch");
             if (show_devices) printf(" %3s | %4s | %5s |", "ngl", "nkvo", "cache");
             printf(" %13s | %20s | %8s |", "test", "t/s", "GB/s");
-            if (show_devices) printf(" %8s | %8s | %8s |", "capt/tok", "hits/tok", "subm/tok");
+            if (show_devices) printf(" %8s | %8s | %8s | %8s |", "capt/tok", "hits/tok", "subm/tok", "cpu ms/t");
             printf("\n| %s | %s: | %s: | %s | %s: |", std::string(30, '-').c_str(), std::string(9, '-').c_str(),
                    std::string(9, '-').c_str(), std::string(7, '-').c_str(), std::string(6, '-').c_str());
             if (show_batch) printf(" %s: |", std::string(6, '-').c_str());
             if (show_devices) printf(" %s: | %s: | %s: |", std::string(2, '-').c_str(), std::string(3, '-').c_str(), std::string(4, '-').c_str());
             printf(" %s: | %s: | %s: |", std::string(12, '-').c_str(), std::string(19, '-').c_str(), std::string(7, '-').c_str());
-            if (show_devices) printf(" %s: | %s: | %s: |", std::string(7, '-').c_str(), std::string(7, '-').c_str(), std::string(7, '-').c_str());
+            if (show_devices) printf(" %s: | %s: | %s: | %s: |", std::string(7, '-').c_str(), std::string(7, '-').c_str(),
+                                     std::string(7, '-').c_str(), std::string(7, '-').c_str());
             printf("\n");
         }
         fflush(stdout);
@@ -625,6 +646,7 @@ struct printer {
                 const bool tg = r.test.n_prompt == 0;
                 printf(" %8s | %8s | %8s |", tg ? fmt("%.3f", r.captures_per_tok).c_str() : "",
                        tg ? fmt("%.3f", r.hits_per_tok).c_str() : "", tg ? fmt("%.3f", r.submissions_per_tok).c_str() : "");
+                printf(" %8.3f |", r.cpu_ms_per_tok);
             }
             printf("\n");
         }

@@ -185,8 +185,16 @@ size_t tern_model_mem_size_blob(const void * data, size_t size, const tern_model
 
 /* How the weights were obtained: "mmap", "read" or "blob". */
 const char * tern_model_load_path(const tern_model * model);
-/* Wall time of the load in milliseconds. */
+/* Wall time of the whole load in milliseconds: opening, mapping or reading
+ * the file (with check_tensors), the repack, and the upload to devices. The
+ * progress callback spans all of it: the file takes [0, 0.9] when a repack
+ * or an upload may follow ([0, 1] otherwise), the repack and the upload the
+ * rest, and 1.0 is reported once, at the very end. */
 double tern_model_load_ms(const tern_model * model);
+/* How that time splits: mapping or reading the file (*file_ms), rewriting
+ * weights for the CPU (*repack_ms), copying them to devices (*upload_ms).
+ * Any pointer may be NULL. */
+void tern_model_load_split(const tern_model * model, double * file_ms, double * repack_ms, double * upload_ms);
 
 /* Hyper-parameters. */
 const char * tern_model_arch(const tern_model * model);   /* general.architecture */
@@ -368,9 +376,15 @@ void tern_batch_free(tern_batch batch);
 
 /* Evaluate a batch. TERN_ERR_CONTEXT_FULL when the KV cache has no room for it:
  * nothing of the batch is kept and the context stays usable. With a sliding
- * window (tern_model_n_swa > 0) a full cache first frees the cells that every
- * sequence holding them has left behind the window (they can no longer be
- * attended); those stay freed even when the batch then fails. */
+ * window (tern_model_n_swa > 0) a full cache first frees every cell that each
+ * sequence holding it has left behind the window (it can no longer be
+ * attended going forward); those stay freed even when the batch then fails.
+ * Rolling a sequence back (seq_rm of its last positions) and decoding again
+ * is exact or refused: a token whose window reaches a freed position is
+ * refused with TERN_ERR_INVALID_ARG (nothing changes; decode the sequence
+ * again from its start). tern_kv_cache_seq_pos_min gives the lowest position
+ * a sequence still holds, as llama.cpp's does: a rollback to position p is
+ * safe while p - n_swa + 1 >= that. */
 tern_status tern_decode(tern_context * ctx, tern_batch batch);
 
 /* Logits [n_vocab] of the i-th token of the last batch (negative i counts from
@@ -413,7 +427,8 @@ float tern_kv_cache_fragmentation(const tern_context * ctx);
  * calls, a batch of more than one token counting as prompt evaluation, a
  * single token as one generation step (llama.cpp's rule). No memory taken. */
 typedef struct tern_perf_data {
-    double  t_load_ms;    /* loading the model */
+    double  t_load_ms;    /* loading the model (all of tern_model_load_ms) */
+    double  t_load_file_ms, t_load_repack_ms, t_load_upload_ms;  /* its split (tern_model_load_split) */
     double  t_p_eval_ms;  /* decodes of more than one token */
     double  t_eval_ms;    /* single-token decodes */
     int32_t n_p_eval;     /* tokens of those multi-token decodes */
@@ -442,20 +457,37 @@ void tern_perf_context_reset(tern_context * ctx);
 
 /* A context's KV cells (only the used ones, keys rotated to their positions)
  * and last logits, or one sequence's cells, as bytes (llama_state_* names).
- * The format is versioned and carries the model's fingerprint (architecture,
- * layers, K/V widths and types, vocabulary size) and two checksums: a state
- * from another model, cache type or version, or a truncated or corrupted
- * one, is refused and leaves the context exactly as it was. Loading checks
- * everything before it changes anything, and takes no memory. A whole
- * context replaces the cache; a sequence state replaces the cells of the
- * destination sequence. A restored context continues with the same logits,
- * bit for bit. docs/ARCHITECTURE.md has the byte layout.
+ * The format is versioned and carries two checksums, the K/V types and
+ * widths, layer count, vocabulary size and the model's fingerprint: a 64-bit
+ * FNV-1a of the architecture name, every hyper-parameter, and every tensor's
+ * name, type and shape and data in the file's layout - all of a tensor of at
+ * most 64 KiB, else 64 runs of 256 bytes spread evenly over it (the first at
+ * its start, the last at its end). Two files that differ anywhere in that
+ * (a base model and its fine-tune) give different fingerprints; two that
+ * differ only between the sampled runs of large tensors do not. A state from
+ * another model, cache type or version, a truncated or corrupted one, or one
+ * whose cells, logits or K/V values (block scales) are out of range
+ * (TERN_ERR_FORMAT) or not finite (TERN_ERR_NUMERIC), is refused and leaves
+ * the context exactly as it was. Every state a context saves loads back,
+ * whatever sequence operations came before (positions out of cell order or
+ * equal after seq_div, context shifts, a sliding window's freed cells).
+ * Loading checks everything before it changes anything, and takes no memory.
+ * A whole context replaces the cache; a sequence state replaces the cells of
+ * the destination sequence. A restored context continues with the same
+ * logits, bit for bit. docs/ARCHITECTURE.md has the byte layout.
  * get_data/set_data return the bytes written/read, 0 on error. */
 size_t tern_state_get_size(tern_context * ctx);
 size_t tern_state_get_data(tern_context * ctx, uint8_t * dst, size_t size);
 size_t tern_state_set_data(tern_context * ctx, const uint8_t * src, size_t size);
 /* Files also carry the prompt tokens (llama_state_save_file): load returns
- * them in tokens[capacity] with their count in *n_tokens. */
+ * them in tokens[capacity] with their count in *n_tokens. A save replaces a
+ * file whole and only a Tern state: a path that holds anything else (a model,
+ * a text, an empty file, a damaged state) is refused with TERN_ERR_INVALID_ARG
+ * and a directory, FIFO or device at once with TERN_ERR_IO, nothing written.
+ * The state goes to a temporary file beside the path, is flushed and renamed
+ * over it (a symbolic link is followed): a save that fails half way (disk
+ * full, file-size limit) returns TERN_ERR_IO and leaves the previous file as
+ * it was, with no temporary file behind. */
 tern_status tern_state_save_file(tern_context * ctx, const char * path, const tern_token * tokens, size_t n_tokens);
 tern_status tern_state_load_file(tern_context * ctx, const char * path, tern_token * tokens, size_t capacity,
                                  size_t * n_tokens);

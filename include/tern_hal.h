@@ -108,6 +108,8 @@ typedef struct tern_hal_caps {
     uint64_t max_binding_size;     /* bytes one op may address in one buffer (0: max_buffer_size) */
     int32_t  op_offload_min_batch; /* a host weight's matmul of at least this many rows may move
                                       here (op offload: prompts); 0: never */
+    int32_t  software;             /* runs on the host's CPU (a software driver such as lavapipe):
+                                      -ngl without --device passes it over */
 } tern_hal_caps;
 
 /* A tensor as a launch sees it: fully resolved. layout 0 is the file's block
@@ -204,6 +206,12 @@ tern_status tern_hal_error(tern_status status, const char * fmt, ...)
  * ("sim0", "vulkan0", ...) into names[i] (buffers of name_size bytes) and
  * returns how many there are. Kinds whose count() is 0 list nothing. */
 int32_t tern_hal_list_devices(char (*names)[32], int32_t n);
+
+/* One line about a device instance, its describe() ("vulkan0: llvmpipe (CPU,
+ * Vulkan 1.3), UMA, ...; fp16 yes, int8 yes, ..."), written into buf like
+ * snprintf: opens the instance, asks, closes it (tern --version, -v). A
+ * device spec as tern_model_params.devices takes ("vulkan0", "sim1"). */
+tern_status tern_hal_describe_device(const char * name, char * buf, size_t size);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@ namespace tern {
 
 // ---- memory: the one place memory is obtained (an arena's buffer) --------
 void * port_alloc(size_t bytes);   // NULL on failure
+void * port_alloc_zeroed(size_t bytes);  // the same, every byte 0 (fresh pages are not cleared twice)
 void   port_free(void * p);
 
 // ---- clock ----------------------------------------------------------------
@@ -32,6 +33,14 @@ const char * port_getenv(const char * name);
 // feature bits (cpu/kernels/arm/arm_features.h reads them); 0 elsewhere.
 uint64_t port_cpu_hwcap(void);
 uint64_t port_cpu_hwcap2(void);
+
+// ---- shared libraries (a device's driver, e.g. libvulkan.so.1) -----------------
+// Open a shared library by name (dlopen, RTLD_NOW | RTLD_LOCAL); NULL when it
+// cannot be opened, with the loader's reason in err[err_size] (may be NULL).
+// The freestanding port has none: NULL, "no shared libraries".
+void * port_dlopen(const char * name, char * err, size_t err_size);
+void * port_dlsym(void * lib, const char * symbol);   // NULL when absent
+void   port_dlclose(void * lib);
 
 // ---- files ------------------------------------------------------------------
 struct port_file_map {
@@ -59,13 +68,32 @@ tern_status port_mem_own(void * addr, size_t size);
 tern_status port_file_read(const char * path, uint64_t offset, void * dst, uint64_t size);
 // Does a regular file exist at path?
 int port_file_exists(const char * path);
-// A file written in pieces: create (or truncate), write..., finish. finish
-// reports any failed write or close; abandon closes and removes the file.
-// The path is the caller's string, which must outlive the writer.
+// What is at a path, told without opening it (a FIFO is never opened, so
+// nothing blocks); symbolic links are followed. REGULAR also gives its size.
+// TERN_ERR_IO when it cannot be told (permission, a loop of links).
+enum port_path_type { PORT_PATH_NONE = 0, PORT_PATH_REGULAR, PORT_PATH_OTHER };
+tern_status port_path_kind(const char * path, port_path_type * kind, uint64_t * size);
+// A file replaced whole (state files, written models). create checks the
+// target (absent, or a regular file we may write: a directory, FIFO, device
+// or socket is refused at once, without opening it) and creates a temporary
+// file beside it (the same directory: the rename stays on one file system);
+// write appends; finish flushes the temporary file to the disk (fsync),
+// renames it over the target and flushes the directory. Until that rename
+// nothing at the target's path is written or removed, and the rename
+// replaces it whole: a save that fails half way (disk full, file-size limit,
+// quota) leaves the previous file exactly as it was. finish reports any
+// failed write, flush or rename and then removes the temporary file (only
+// that); abandon closes and removes it too. A symbolic link is followed: the
+// file it names is replaced, the link stays. Paths are limited to
+// PORT_PATH_BYTES - 32 bytes (the temporary name's suffix). The path is the
+// caller's string, which must outlive the writer.
+#define PORT_PATH_BYTES 1024
 struct port_file_writer {
     int          fd;
     bool         failed;
-    const char * path;
+    const char * path;                     // as the caller named it (error messages)
+    char         target[PORT_PATH_BYTES];  // the file replaced (links followed)
+    char         temp[PORT_PATH_BYTES];    // the temporary file ("" once gone)
 };
 tern_status port_file_create(const char * path, port_file_writer * w);
 tern_status port_file_write(port_file_writer * w, const void * data, size_t size);

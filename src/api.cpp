@@ -150,6 +150,31 @@ tern_status open_blob(const void * src, size_t size, const tern_model_params * p
 typedef tern_status (*open_fn)(const void * src, size_t size, const tern_model_params * p,
                                const model_files_sizer * s, model_files * out);
 
+// The caller's progress callback over the whole load: the file's part maps
+// to [0, file_share], the repack and upload to the rest; 1.0 once, at the end.
+struct load_progress {
+    tern_progress_callback cb;
+    void *                 user;
+    float                  file_share;
+    float                  last;
+    bool report(float v) {
+        if (v < last) v = last;
+        last = v;
+        return cb == NULL || cb(v, user) != 0;
+    }
+};
+
+int file_progress(float v, void * user) {
+    load_progress * lp = (load_progress *) user;
+    if (v >= 1.0f && lp->file_share >= 1.0f) return 1;  // the end is reported by model_load
+    return lp->report(v * lp->file_share) ? 1 : 0;
+}
+
+bool repack_progress(void * user, float done) {
+    load_progress * lp = (load_progress *) user;
+    return done >= 1.0f || lp->report(lp->file_share + (1.0f - lp->file_share) * done);
+}
+
 tern_status model_load(const char * what, const void * src, size_t size, open_fn open,
                        const tern_model_params * params, tern_model ** out) {
     if (!out) return tern_fail(TERN_ERR_INVALID_ARG, "out_model is NULL");
@@ -161,7 +186,13 @@ tern_status model_load(const char * what, const void * src, size_t size, open_fn
     model_files_sizer fs = { model_sizer_visit, model_sizer_tensor, model_sizer_extra, &sizer };
     model_files files;
     memset(&files, 0, sizeof(files));
-    tern_status st = open(src, size, &p, &fs, &files);
+    // Work after the file: a repack (not of a caller's blob) or a device upload.
+    const bool more = !p.vocab_only && ((p.repack && open != open_blob) || (p.devices && p.devices[0]) || p.n_gpu_layers != 0);
+    load_progress lp = { p.progress_callback, p.progress_callback_user_data, more ? 0.9f : 1.0f, 0.0f };
+    tern_model_params fp = p;
+    fp.progress_callback = file_progress;
+    fp.progress_callback_user_data = &lp;
+    tern_status st = open(src, size, &fp, &fs, &files);
     if (st != TERN_OK) {
         model_files_close(&files);
         return st;
@@ -171,8 +202,13 @@ tern_status model_load(const char * what, const void * src, size_t size, open_fn
     // Placement first: the CPU repacks only the weights it runs, and the
     // devices get theirs in the file's layout.
     if (st == TERN_OK && !m->vocab_only) st = model_place(m, &p);
-    if (st == TERN_OK && p.repack) st = model_repack_weights(m);
+    int64_t t = port_time_us();
+    if (st == TERN_OK && p.repack) st = model_repack_weights(m, repack_progress, &lp);
+    if (m) m->load_repack_ms = (double) (port_time_us() - t) / 1000.0;
+    t = port_time_us();
     if (st == TERN_OK && !m->vocab_only) st = model_upload(m);
+    if (m) m->load_upload_ms = (double) (port_time_us() - t) / 1000.0;
+    if (st == TERN_OK && !lp.report(1.0f)) st = tern_fail(TERN_ERR_CANCELLED, "load cancelled by the progress callback");
     if (st != TERN_OK) {
         tern_error_prefix("%s: ", what);
         if (m) tern_model_free(m);

@@ -54,7 +54,15 @@ extern "C" const char * tern_kernels_compiled_names(void) {
 }
 
 extern "C" const char * tern_model_load_path(const tern_model * m) { return m ? m->files.load_path : ""; }
-extern "C" double tern_model_load_ms(const tern_model * m) { return m ? m->files.load_ms : 0.0; }
+extern "C" double tern_model_load_ms(const tern_model * m) {
+    return m ? m->files.load_ms + m->load_repack_ms + m->load_upload_ms : 0.0;
+}
+
+extern "C" void tern_model_load_split(const tern_model * m, double * file_ms, double * repack_ms, double * upload_ms) {
+    if (file_ms) *file_ms = m ? m->files.load_ms : 0.0;
+    if (repack_ms) *repack_ms = m ? m->load_repack_ms : 0.0;
+    if (upload_ms) *upload_ms = m ? m->load_upload_ms : 0.0;
+}
 extern "C" const char * tern_model_arch(const tern_model * m) { return m ? m->arch_name : ""; }
 extern "C" int32_t tern_model_n_vocab(const tern_model * m) { return m ? (int32_t) m->hp.n_vocab : 0; }
 extern "C" int32_t tern_model_n_ctx_train(const tern_model * m) { return m ? (int32_t) m->hp.n_ctx_train : 0; }

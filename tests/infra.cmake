@@ -88,3 +88,7 @@ if(TARGET tern_simple)
                    "Once upon a time" "Once upon a time, there was a little girl")
   set_tests_properties(example_simple PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+
+# licenses: MIT at the top, every bundled model and test-data folder named
+# with its licence in THIRD_PARTY.md (issue 23).
+add_test(NAME licenses COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/infra/license_check.sh ${PROJECT_SOURCE_DIR})

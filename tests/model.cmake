@@ -12,3 +12,4 @@ tern_add_test(NAME test_state SOURCES test_state.cpp SHARED)  # state save/resto
 if("phi3" IN_LIST TERN_ARCHS)
   tern_add_test(NAME test_swa SOURCES test_swa.cpp SHARED)  # sliding-window attention on phi3 files made at run time (issue 7)
 endif()
+tern_add_test(NAME test_context_start SOURCES test_context_start.cpp SHARED)  # creation leaves the K/V pages untouched (issue 23)

@@ -192,7 +192,8 @@ static void test_messages_reply(void) {
     // The reply is the greedy continuation of the formatted prompt (tern run on it).
     CHECK(run(g_bin + " chat --chat-template chatml --messages " + file + " --print-prompt", prompt, &err) == 0);
     const std::string pfile = write_temp(prompt);
-    CHECK(run(g_bin + " run -m " + q(g_model) + " -f " + pfile + " --no-escape --temp 0 -n 24 --no-perf", cont, &err) == 0);
+    // -f - (standard input byte for byte: -f FILE would drop the final newline, as llama-cli)
+    CHECK(run(g_bin + " run -m " + q(g_model) + " -f - --no-escape --temp 0 -n 24 --no-perf < " + pfile, cont, &err) == 0);
     const std::string reply = a.substr(0, a.size() - 1);
     if (!cont.empty() && cont.back() == '\n') cont.pop_back();
     CHECK_MSG(cont.size() >= reply.size() && cont.compare(cont.size() - reply.size(), reply.size(), reply) == 0,
@@ -242,6 +243,24 @@ static void test_piped(void) {
     CHECK_MSG(err.find("cache: 0 tokens kept\n") != std::string::npos &&
               err.find("tokens kept, 1 cut back") != std::string::npos, "%s", err.c_str());
     tern_model_free(m);
+}
+
+// Untrusted text (issue 23, item 10): a message holding a NUL byte is refused
+// with a line (never cut short at the NUL) and the chat goes on; a template
+// with control bytes is named with them escaped in -v's line.
+static void test_inert(void) {
+    std::string out, err;
+    const std::string cmd = "printf 'Once upon\\000 a time\\nOnce upon a time\\n' | " + g_bin + " chat -m " + q(g_model) +
+                            " --chat-template chatml --temp 0 -n 8";
+    CHECK(run(cmd, out, &err) == 0);
+    CHECK_MSG(err.find("message refused: it holds a NUL byte") != std::string::npos && lines(out).size() == 1 &&
+              prompt_evals(err).size() == 1, "stdout:\n%s\nstderr:\n%s", out.c_str(), err.c_str());
+    // chatml by its markers, with an escape sequence in front.
+    const std::string tmpl = "\x1b[31m{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+                             "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
+    CHECK_MSG(run("printf 'Hi\\n' | " + g_bin + " chat -m " + q(g_model) + " --temp 0 -n 2 -v --chat-template " + q(tmpl), out,
+                  &err) == 0, "%s", err.c_str());
+    CHECK_MSG(err.find('\x1b') == std::string::npos && err.find("\\x1b[31m") != std::string::npos, "-v: %s", err.c_str());
 }
 
 // A full context stops the reply with a note; the chat goes on and /clear makes room.
@@ -367,6 +386,7 @@ int main(void) {
     test_messages_reply();
     test_piped();
     test_full();
+    test_inert();
     const int rc = test_tmux();
     unlink(g_errfile.c_str());
     if (rc == 77 && g_checks_failed == 0) return 77;  // the rest passed; the terminal test could not run

@@ -169,7 +169,7 @@ static void test_number_flags(void) {
     const char * bad[][2] = {
         {"-t 4294967297", "out of range"}, {"-t 0", "out of range"},           {"-b 99999999999", "out of range"},
         {"-c 4294967296", "out of range"}, {"--top-k 4294967297", "out of range"}, {"--seed 4294967296", "out of range"},
-        {"--seed -1", "out of range"},     {"-n 12x", "needs an integer"},     {"-t ' 2'", "needs an integer"},
+        {"--seed -2", "out of range"},     {"-n 12x", "needs an integer"},     {"-t ' 2'", "needs an integer"},
         {"--temp nan", "not a finite"},    {"--top-p inf", "not a finite"},    {"--temp 0.5q", "needs a number"},
     };
     for (const auto & b : bad) {
@@ -365,16 +365,15 @@ static void test_run_llama_cli(void) {
     const std::string model = quote(g_shared + "/models/stories260K.gguf");
     const std::string base = g_bin + " run -m " + model + " ";
     std::string out, ref, err;
-    // -f keeps the file byte for byte (tern chat's --print-prompt output ends
-    // with a newline that matters), from a file and from stdin.
+    // -f - keeps standard input byte for byte (tern chat's --print-prompt
+    // output ends with a newline that matters); -f FILE drops one trailing
+    // newline as llama-cli does (test_llama_inputs).
     char pf[] = "/tmp/tern_prompt_nl_XXXXXX";
     int fd = mkstemp(pf);
     CHECK(fd >= 0 && write(fd, "Once upon a time\n", 17) == 17);
     if (fd >= 0) close(fd);
     run(base + "-p 'Once upon a time\n' -n 0 --json --no-perf", ref);
-    run(base + "-f " + pf + " -n 0 --json --no-perf", out);
-    CHECK_MSG(ref.find(", 13]") != std::string::npos && json_array(out, "prompt_tokens") == json_array(ref, "prompt_tokens"),
-              "-f newline: %s", out.c_str());
+    CHECK_MSG(ref.find(", 13]") != std::string::npos, "-p newline: %s", ref.c_str());
     run(base + "-f - -n 0 --json --no-perf < " + pf, out);
     CHECK_MSG(json_array(out, "prompt_tokens") == json_array(ref, "prompt_tokens"), "-f - newline: %s", out.c_str());
     unlink(pf);
@@ -472,6 +471,81 @@ static void test_run_llama_cli(void) {
           out.find("--no-perf") != std::string::npos && out.find("--logit-bias") != std::string::npos);
 }
 
+// Requests that cannot be honoured are refused with one line, not dropped
+// (issue 23, item 9): --prompt-cache with --logits-out, a logit bias that
+// bans every token; and -n -1's help says what a context shift does to it.
+static void test_refused_requests(void) {
+    const std::string model = quote(g_shared + "/models/stories260K.gguf");
+    const std::string base = g_bin + " run -m " + model + " -p Once -n 4 --temp 0 --no-perf ";
+    std::string out;
+    char dir[] = "/tmp/tern_refused_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    const std::string cache = std::string(dir) + "/cache", logits = std::string(dir) + "/logits", err = std::string(dir) + "/err";
+    int rc = run(base + "--prompt-cache " + cache + " --logits-out " + logits + " 2>" + err, out);
+    std::string e;
+    {
+        FILE * f = fopen(err.c_str(), "r");
+        char buf[1024];
+        size_t n = f ? fread(buf, 1, sizeof(buf), f) : 0;
+        if (f) fclose(f);
+        e.assign(buf, n);
+    }
+    struct stat st;
+    CHECK_MSG(rc == 1 && out.empty() && e.find("cannot be used together") != std::string::npos && stat(cache.c_str(), &st) != 0 &&
+              stat(logits.c_str(), &st) != 0, "--prompt-cache with --logits-out: exit %d, '%s'", rc, e.c_str());
+    // Every token of stories260K's 512 banned (the end of generation by --ignore-eos).
+    std::string bans;
+    for (int t = 0; t < 512; t++) bans += " -l " + std::to_string(t) + "-inf";
+    rc = run(base + bans + " 2>" + err, out);
+    CHECK_MSG(rc == 1 && out.empty(), "every token banned: exit %d, '%s'", rc, out.c_str());
+    bans.clear();
+    for (int t = 0; t < 512; t++) if (t != 2) bans += " -l " + std::to_string(t) + "-inf";  // 2: </s>
+    rc = run(base + bans + " --ignore-eos 2>" + err, out);
+    CHECK_MSG(rc == 1 && out.empty(), "every token banned with --ignore-eos: exit %d, '%s'", rc, out.c_str());
+    rc = run(base + bans + " 2>" + err, out);  // </s> is left: it ends the text at once
+    CHECK_MSG(rc == 0, "all but </s> banned: exit %d", rc);
+    unlink(err.c_str());
+    rmdir(dir);
+    run(g_bin + " run --help", out);
+    CHECK_MSG(out.find("with context shift on, that may be never") != std::string::npos, "-n -1 help: %s", out.c_str());
+}
+
+// What llama-cli accepts (issue 23, item 8): -s -1 (random), a negative
+// --top-k (off), and -f FILE with one trailing newline dropped.
+static void test_llama_inputs(void) {
+    const std::string model = quote(g_shared + "/models/stories260K.gguf");
+    const std::string base = g_bin + " run -m " + model + " -n 8 --no-perf ";
+    std::string a, b;
+    CHECK(run(base + "-p Once -s -1 --temp 1", a) == 0 && !a.empty());
+    CHECK(run(base + "-p Once --top-k -5 --temp 0.8 -s 7", a) == 0 && run(base + "-p Once --top-k 0 --temp 0.8 -s 7", b) == 0);
+    CHECK_MSG(!a.empty() && a == b, "--top-k -5 differs from --top-k 0: '%s' / '%s'", a.c_str(), b.c_str());
+    char pf[] = "/tmp/tern_prompt_nl_XXXXXX";
+    const int fd = mkstemp(pf);
+    CHECK(fd >= 0 && write(fd, "Once upon a time\n", 17) == 17);
+    if (fd >= 0) close(fd);
+    CHECK(run(base + "-f " + pf + " --temp 0 --json", a) == 0 && run(base + "-p 'Once upon a time' --temp 0 --json", b) == 0);
+    CHECK_MSG(json_array(a, "prompt_tokens") == json_array(b, "prompt_tokens") && !json_array(a, "prompt_tokens").empty(),
+              "-f FILE kept its trailing newline: %s / %s", json_array(a, "prompt_tokens").c_str(), json_array(b, "prompt_tokens").c_str());
+    unlink(pf);
+    // tern tokenize: -f - reads standard input; --pieces prints `ID -> 'PIECE'` a line.
+    const std::string tok = g_bin + " tokenize -m " + model + " ";
+    CHECK(run("printf 'Once upon a time' | " + tok + "-f -", a) == 0 && run(tok + "-p 'Once upon a time'", b) == 0);
+    CHECK_MSG(!a.empty() && a == b, "tokenize -f -: '%s' / '%s'", a.c_str(), b.c_str());
+    CHECK(run(tok + "-p 'Once upon a time' --pieces", a) == 0);
+    size_t n_ids = 1;
+    for (char c : b) n_ids += c == ' ';
+    size_t n_lines = 0;
+    for (char c : a) n_lines += c == '\n';
+    std::string joined;  // the pieces after BOS's, in order: the text (SPM's leading space)
+    for (size_t at = 0, line = 0; at < a.size(); line++) {
+        const size_t end = a.find('\n', at), open = a.find(" -> '", at);
+        if (end == std::string::npos || open == std::string::npos || open > end) break;
+        if (line > 0) joined += a.substr(open + 5, end - 1 - (open + 5));
+        at = end + 1;
+    }
+    CHECK_MSG(n_lines == n_ids && joined == " Once upon a time", "--pieces (%zu ids):\n%s", n_ids, a.c_str());
+}
+
 int main(void) {
     const char * bin = getenv("TERN_BIN_DIR");
     if (!bin) { fprintf(stderr, "TERN_BIN_DIR is not set\n"); return 2; }
@@ -487,5 +561,7 @@ int main(void) {
     test_long_generation();
     test_run_flags();
     test_run_llama_cli();
+    test_refused_requests();
+    test_llama_inputs();
     return tern_test_summary();
 }

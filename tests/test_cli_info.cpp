@@ -4,6 +4,9 @@
 // pre-tokenizer, no vocabulary, no architecture) exit 0 with their metadata,
 // tokenizer, tensors and one `runnable: no (why)` line; broken files (bad
 // magic, truncated, empty) exit non-zero with one error line on stderr.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -169,6 +172,63 @@ static void test_broken_files(const std::string & dir) {
     }
 }
 
+// Peak RSS (KB) of `tern info ARGS...`, -1 when it fails.
+extern char ** environ;
+static long info_peak_rss_kb(const std::vector<std::string> & args) {
+    const std::string bin = std::string(getenv("TERN_BIN_DIR")) + "/tern";
+    std::vector<std::string> all = {bin, "info"};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char *> argv;
+    for (std::string & a : all) argv.push_back(&a[0]);
+    argv.push_back(NULL);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    const int err = posix_spawn(&pid, bin.c_str(), &fa, NULL, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (err != 0) return -1;
+    int st = 0;
+    struct rusage ru;
+    if (wait4(pid, &st, 0, &ru) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return -1;
+    return ru.ru_maxrss;
+}
+
+// tern info touches no weight (issue 23, item 13): its peak RSS on a 5 MB
+// Q8_0 model (every matmul weight repackable) is that of --vocab-only, which
+// binds no weight at all, within 1.5 MB; a repack at load made its own copy
+// of ~4 MB of weights.
+static void test_no_weights_touched(void) {
+    const std::string model = g_shared + "/models/ktest-llama-Q8_0.gguf";
+    long full = -1, vocab = -1;
+    for (int rep = 0; rep < 3; rep++) {  // the smallest of three: page-cache and allocator noise
+        const long f = info_peak_rss_kb({"-m", model}), v = info_peak_rss_kb({"-m", model, "--vocab-only"});
+        if (f > 0 && (full < 0 || f < full)) full = f;
+        if (v > 0 && (vocab < 0 || v < vocab)) vocab = v;
+    }
+    printf("tern info peak RSS: %ld KB, --vocab-only %ld KB\n", full, vocab);
+    CHECK_MSG(full > 0 && vocab > 0 && full - vocab < 1536, "tern info: %ld KB peak RSS, --vocab-only %ld KB", full, vocab);
+    std::string out;
+    CHECK(run(g_bin + " info -m " + quote(model), out) == 0 && has(line_of(out, "load"), "repack 0.00"));
+}
+
+// Strings from the file are printed inert (issue 23, item 10): an escape
+// sequence and a carriage return in a metadata value and in the tokenizer
+// name come out as \x1b and \r, never as the raw bytes.
+static void test_control_chars(const std::string & dir) {
+    const std::string path = dir + "/evil.gguf";
+    gguf_edit e;
+    e.set_str = {{"general.name", "evil\x1b[2J\x1b]0;pwned\x07\rname"}, {"tokenizer.ggml.pre", "pre\x1b[31m"}};
+    std::string err;
+    CHECK_MSG(gguf_rewrite(g_shared + "/models/stories260K.gguf", path, e, &err), "%s", err.c_str());
+    std::string out;
+    CHECK(run(g_bin + " info --meta -m " + quote(path) + " 2>/dev/null", out) == 0);
+    CHECK_MSG(out.find('\x1b') == std::string::npos && out.find('\r') == std::string::npos && out.find('\x07') == std::string::npos,
+              "raw control bytes printed");
+    CHECK_MSG(has(out, "evil\\x1b[2J\\x1b]0;pwned\\x07\\rname") && has(out, "pre\\x1b[31m"), "escaped: %s", out.c_str());
+    unlink(path.c_str());
+}
+
 static void test_help(void) {
     std::string out;
     CHECK(run(g_bin + " info --help", out) == 0 && has(out, "runnable: no") && has(out, "pre-tokenizer"));
@@ -184,5 +244,7 @@ int main(void) {
     test_unrunnable(dir.path);
     test_broken_files(dir.path);
     test_help();
+    test_no_weights_touched();
+    test_control_chars(dir.path);
     return tern_test_summary();
 }

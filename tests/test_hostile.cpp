@@ -31,6 +31,7 @@ struct edit {
     std::function<void(gguf_writer *)> set;                          // keys set after the copy
     std::function<void(const char *, tern_type, std::vector<uint8_t> &)> data;  // tensor bytes
     int64_t drop_layer = -1;                                          // tensors blk.N.* left out
+    std::string reshape;                                              // this tensor's ne[0] halved (its first half kept)
     uint32_t alignment = 0;                                           // 0: the file's
 };
 
@@ -66,7 +67,9 @@ std::vector<uint8_t> rewrite(const std::string & model, const edit & e, const te
             e.data(t.name, t.type, copies[i]);
             data = copies[i].data();
         }
-        gguf_writer_add_tensor(&w, t.name, t.type, (uint32_t) t.n_dims, t.ne, data);
+        int64_t ne[4] = {t.ne[0], t.ne[1], t.ne[2], t.ne[3]};
+        if (e.reshape == t.name) ne[0] /= 2;
+        gguf_writer_add_tensor(&w, t.name, t.type, (uint32_t) t.n_dims, ne, data);
     }
     const std::string path = tmp.file("edited.gguf");
     tern_status st = gguf_writer_write(&w, path.c_str());
@@ -192,6 +195,65 @@ void test_counts(const temp_dir & tmp) {
     expect_refused("architecture with NUL", b, TERN_ERR_FORMAT, "general.architecture", tmp);
 }
 
+// ---- a tensor of the wrong shape: the expected shape printed as it is ------------------
+
+void test_shapes(const temp_dir & tmp) {
+    edit vec;
+    vec.reshape = "blk.0.attn_norm.weight";  // [64] -> [32]
+    expect_refused("a 1-D tensor of half the length", rewrite("stories260K.gguf", vec, tmp), TERN_ERR_SHAPE,
+                   "'blk.0.attn_norm.weight' has shape [32, 1, 1, 1], expected [64]", tmp);
+    edit mat;
+    mat.reshape = "blk.0.ffn_down.weight";  // [172, 64] -> [86, 64]
+    expect_refused("a 2-D tensor of half the width", rewrite("stories260K.gguf", mat, tmp), TERN_ERR_SHAPE,
+                   "'blk.0.ffn_down.weight' has shape [86, 64, 1, 1], expected [172, 64]", tmp);
+}
+
+// ---- values llama.cpp accepts (issue 23, item 8) -----------------------------------------
+
+void test_llama_accepts(const temp_dir & tmp) {
+    // rope.scaling.factor 0: no scaling (the same logits as without the key).
+    edit zero;
+    zero.set = [](gguf_writer * w) {
+        gguf_writer_set_str(w, "llama.rope.scaling.type", "linear");
+        gguf_writer_set_f32(w, "llama.rope.scaling.factor", 0.0f);
+    };
+    auto last_logits = [](tern_model * model) {
+        std::vector<float> out;
+        tern_context_params cp = tern_context_default_params();
+        cp.n_ctx = 32;
+        cp.n_threads = 1;
+        tern_context * ctx = NULL;
+        if (!model || tern_context_create(model, &cp, &ctx) != TERN_OK) return out;
+        tern_token t[12];
+        for (int i = 0; i < 12; i++) t[i] = 1 + 37 * i;
+        if (tern_decode(ctx, tern_batch_get_one(t, 12)) == TERN_OK) {
+            const float * l = tern_get_logits_ith(ctx, -1);
+            out.assign(l, l + tern_model_n_vocab(model));
+        }
+        tern_context_free(ctx);
+        return out;
+    };
+    tern_model * m = load_bytes(rewrite("stories260K.gguf", zero, tmp), tmp);
+    CHECK_MSG(m != NULL, "rope.scaling.factor 0 refused: %s", tern_last_error());
+    const std::vector<float> a = last_logits(m);
+    tern_model_free(m);  // before load_bytes writes its file again
+    tern_model * plain = load_bytes(read_bytes(g_models + "/stories260K.gguf"), tmp);
+    const std::vector<float> b = last_logits(plain);
+    CHECK_MSG(!a.empty() && a == b, "rope.scaling.factor 0 is not 'no scaling'");
+    tern_model_free(plain);
+    edit negative;
+    negative.set = [](gguf_writer * w) { gguf_writer_set_f32(w, "llama.rope.scaling.factor", -2.0f); };
+    expect_refused("rope.scaling.factor -2", rewrite("stories260K.gguf", negative, tmp), TERN_ERR_FORMAT,
+                   "'llama.rope.scaling.factor': -2 is out of range [0, 1e6]", tmp);
+    // A special token id of -1 stored as INT32: no such token, the default kept.
+    edit none;
+    none.set = [](gguf_writer * w) { gguf_writer_set_i32(w, "tokenizer.ggml.eos_token_id", -1); };
+    m = load_bytes(rewrite("stories260K.gguf", none, tmp), tmp);
+    CHECK_MSG(m != NULL, "eos_token_id -1 (INT32) refused: %s", tern_last_error());
+    if (m) CHECK(tern_token_eos(m) == 2);
+    tern_model_free(m);
+}
+
 // ---- class 5: non-finite numbers ---------------------------------------------------------
 
 void test_non_finite(const temp_dir & tmp) {
@@ -206,7 +268,7 @@ void test_non_finite(const temp_dir & tmp) {
             expect_refused(what, rewrite("stories260K.gguf", e, tmp), TERN_ERR_FORMAT, key, tmp);
         }
     }
-    for (float v : {NAN, 0.0f, -2.0f}) {
+    for (float v : {NAN, -2.0f, INFINITY}) {  // 0 is "no scaling" (test_llama_accepts)
         edit e;
         e.set = [v](gguf_writer * w) {
             gguf_writer_set_str(w, "llama.rope.scaling.type", "linear");
@@ -431,6 +493,8 @@ int main(void) {
     temp_dir tmp;
     test_alignment(tmp);
     test_counts(tmp);
+    test_shapes(tmp);
+    test_llama_accepts(tmp);
     test_non_finite(tmp);
     test_empty_arrays(tmp);
     test_positions();

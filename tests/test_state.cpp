@@ -153,24 +153,24 @@ void test_refusals(tern_model * m, tern_model * other, const char * name) {
         CHECK_MSG(r == 0 && unchanged, "%s: %s at %zu accepted (%zu) or changed the context", name, what, at, r);
         refused += r == 0 && unchanged;
     };
-    for (size_t i = 0; i < 64; i++) {
+    for (size_t i = 0; i < 72; i++) {  // the header
         std::vector<uint8_t> x = good;
         x[i] ^= 0x20;
         expect_refused(x, "header byte flipped", i);
     }
     const size_t n_vocab = (size_t) tern_model_n_vocab(m);
     uint32_t n_cells;
-    memcpy(&n_cells, good.data() + 44, 4);
-    const size_t cells_end = 64 + n_cells * 12;
+    memcpy(&n_cells, good.data() + 48, 4);  // header field 12
+    const size_t cells_end = 72 + n_cells * 12;
     const size_t kv_bytes = (good.size() - cells_end - 4 - n_vocab * 4) / 2;  // one logits row, one output_row
-    for (size_t cut : {(size_t) 0, (size_t) 63, (size_t) 64, cells_end - 1, cells_end, cells_end + kv_bytes,
+    for (size_t cut : {(size_t) 0, (size_t) 71, (size_t) 72, cells_end - 1, cells_end, cells_end + kv_bytes,
                        cells_end + 2 * kv_bytes, good.size() - n_vocab * 4, good.size() - 1}) {
         expect_refused(std::vector<uint8_t>(good.begin(), good.begin() + (long) cut), "cut", cut);
     }
     std::vector<uint8_t> longer = good;
     longer.push_back(0);
     expect_refused(longer, "one byte more", good.size());
-    for (size_t at : {(size_t) 64, cells_end + 5, good.size() - 1}) {
+    for (size_t at : {(size_t) 72, cells_end + 5, good.size() - 1}) {
         std::vector<uint8_t> x = good;
         x[at] ^= 1;
         expect_refused(x, "payload byte flipped", at);

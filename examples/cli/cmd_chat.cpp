@@ -104,7 +104,9 @@ static bool format_chat(const char * tmpl, const std::vector<chat_msg> & msgs, b
     for (const chat_msg & m : msgs) v.push_back({m.role.c_str(), m.content.c_str()});
     const int32_t n = tern_chat_apply_template(tmpl, v.data(), v.size(), add_assistant, NULL, 0);
     if (n < 0) {
-        fprintf(stderr, "tern chat: template '%.40s%s': %s\n", tmpl, strlen(tmpl) > 40 ? "..." : "", tern_last_error());
+        const char * why = tern_last_error();  // it may quote the template: escaped too
+        fprintf(stderr, "tern chat: template '%s': %s\n", cli_printable(tmpl, strlen(tmpl), 40).c_str(),
+                cli_printable(why, strlen(why)).c_str());
         return false;
     }
     std::vector<char> buf((size_t) n + 1);
@@ -314,14 +316,30 @@ static turn_result turn(chat_session * s, std::string * reply) {
 }
 
 // One line of input (without its newline); a line ending in '\' continues on
-// the next. false at the end of input or on Ctrl-C (errno EINTR).
-static bool read_line(std::string * line, bool tty) {
+// the next. false at the end of input or on Ctrl-C (errno EINTR). Bounded
+// as `tern run -f -` (CLI_MAX_TEXT_BYTES): a longer message, or one holding
+// a NUL byte (it would cut the text), is read to its end and refused with a
+// line on stderr (*refused; the chat goes on).
+static bool read_line(std::string * line, bool tty, bool * refused) {
     line->clear();
+    *refused = false;
+    bool too_long = false, nul = false;
     for (;;) {
         int c;
         size_t start = line->size();
-        while ((c = fgetc(stdin)) != EOF && c != '\n') *line += (char) c;
+        while ((c = fgetc(stdin)) != EOF && c != '\n') {
+            if (c == 0) nul = true;
+            if (line->size() < CLI_MAX_TEXT_BYTES) *line += (char) c;
+            else too_long = true;
+        }
         if (g_interrupted) return false;
+        if (too_long || nul) {
+            fprintf(stderr, "tern chat: message refused: %s\n",
+                    nul ? "it holds a NUL byte" : "longer than the limit of standard input (CLI_MAX_TEXT_BYTES)");
+            line->clear();
+            *refused = true;
+            return true;
+        }
         if (c == EOF && line->size() == start && start == 0) return false;
         if (!line->empty() && line->back() == '\r') line->pop_back();
         if (c != EOF && !line->empty() && line->back() == '\\') {
@@ -410,6 +428,11 @@ int cmd_chat(int argc, char ** argv) {
             std::vector<char> buf((size_t) n + 1);
             tern_model_chat_template(m, buf.data(), buf.size());
             tmpl.assign(buf.data(), (size_t) n);
+            if (memchr(tmpl.data(), 0, tmpl.size())) {  // it would end at the NUL, silently
+                fprintf(stderr, "tern chat: the model's chat template holds a NUL byte: refused (give one with --chat-template)\n");
+                tern_model_free(m);
+                return 1;
+            }
         } else {
             tmpl = "chatml";
             fprintf(stderr, "tern chat: the model has no chat template: using chatml\n");
@@ -449,8 +472,8 @@ int cmd_chat(int argc, char ** argv) {
     }
     cli_print_placement(stderr, m, ctx);
     if (verbose)
-        fprintf(stderr, "tern chat: seed %u, context %u, batch %u, threads %d, template %.40s%s\n", sp.seed, cp.n_ctx,
-                cp.n_batch, cp.n_threads, tmpl.c_str(), tmpl.size() > 40 ? "..." : "");
+        fprintf(stderr, "tern chat: seed %u, context %u, batch %u, threads %d, template %s\n", sp.seed, cp.n_ctx,
+                cp.n_batch, cp.n_threads, cli_printable(tmpl, 40).c_str());
     chat_session s;
     s.m = m;
     s.ctx = ctx;
@@ -482,10 +505,12 @@ int cmd_chat(int argc, char ** argv) {
         for (;;) {
             if (tty) { fputs("> ", stdout); fflush(stdout); }
             g_interrupted = 0;
-            if (!read_line(&line, tty)) {
+            bool refused = false;
+            if (!read_line(&line, tty, &refused)) {
                 if (tty) fputc('\n', stdout);
                 break;  // Ctrl-C at the prompt or Ctrl-D (end of input): a clean exit
             }
+            if (refused) continue;
             if (line == "/clear") {
                 session_clear(&s);
                 s.history.clear();

@@ -19,7 +19,9 @@ static void info_usage(FILE * f) {
         "pre-tokenizer Tern does not know, no vocabulary at all) is read for its metadata\n"
         "and tokenizer, with one `runnable: no (...)` line saying why, and exit status 0.\n"
         "A broken file (not GGUF, truncated, malformed) prints one error line on stderr\n"
-        "and exits with status 1.\n"
+        "and exits with status 1. The weights are never read, rewritten (repacked) or\n"
+        "prefetched: a mapped file's weight pages stay untouched (except with --no-mmap,\n"
+        "--blob or --check-tensors, which read the file).\n"
         "\n"
         "options:\n"
         "  -m, --model FILE   GGUF file (the first part of a split model loads all parts)\n"
@@ -70,6 +72,11 @@ int cmd_info(int argc, char ** argv) {
     }
     if (!path) { fprintf(stderr, "tern info: -m FILE is required\n"); return 1; }
     cli_devices_apply("tern info", dev, &p, NULL);
+    // Metadata only: the weights are bound (shapes checked) but never read,
+    // rewritten or prefetched (--no-mmap and --blob still read the file, and
+    // --check-tensors reads every weight, as asked).
+    p.repack = 0;
+    p.prefetch = 0;
 
     std::string bytes, err;
     tern_status st = TERN_OK;
@@ -106,9 +113,12 @@ int cmd_info(int argc, char ** argv) {
     }
 
     printf("file:            %s\n", path);
-    printf("load:            %s, %.2f ms\n", tern_model_load_path(m), tern_model_load_ms(m));
+    double file_ms = 0, repack_ms = 0, upload_ms = 0;
+    tern_model_load_split(m, &file_ms, &repack_ms, &upload_ms);
+    printf("load:            %s, %.2f ms (file %.2f, repack %.2f, device upload %.2f)\n", tern_model_load_path(m),
+           tern_model_load_ms(m), file_ms, repack_ms, upload_ms);
     printf("kernels:         %s\n", tern_kernels_name());
-    printf("architecture:    %s\n", *tern_model_arch(m) ? tern_model_arch(m) : "(none)");
+    printf("architecture:    %s\n", *tern_model_arch(m) ? cli_printable(tern_model_arch(m)).c_str() : "(none)");
     printf("n_vocab:         %d\n", tern_model_n_vocab(m));
     printf("n_ctx_train:     %d\n", tern_model_n_ctx_train(m));
     printf("n_embd:          %d\n", tern_model_n_embd(m));
@@ -121,10 +131,10 @@ int cmd_info(int argc, char ** argv) {
     printf("norm_rms_eps:    %g\n", tern_model_norm_rms_eps(m));
     if (tern_model_n_swa(m) > 0) printf("n_swa:           %d (sliding window)\n", tern_model_n_swa(m));
     const char * pre = tern_vocab_pre_name(m);
-    printf("tokenizer:       %s%s%s, %d tokens, bos %d, eos %d\n", tern_vocab_model_name(m), *pre ? " / " : "",
-           pre, tern_model_n_vocab(m), tern_token_bos(m), tern_token_eos(m));
+    printf("tokenizer:       %s%s%s, %d tokens, bos %d, eos %d\n", cli_printable(tern_vocab_model_name(m)).c_str(),
+           *pre ? " / " : "", cli_printable(pre).c_str(), tern_model_n_vocab(m), tern_token_bos(m), tern_token_eos(m));
     printf("model tables:    %zu bytes (one arena)\n", tern_model_arena_size(m));
-    if (!cannot_run.empty()) printf("runnable:        no (%s)\n", cannot_run.c_str());
+    if (!cannot_run.empty()) printf("runnable:        no (%s)\n", cli_printable(cannot_run).c_str());
     else if (p.vocab_only) printf("runnable:        not checked (--vocab-only)\n");
     else printf("runnable:        yes\n");
     if (m && !p.vocab_only) cli_print_layers(stdout, m);
@@ -132,10 +142,12 @@ int cmd_info(int argc, char ** argv) {
     if (meta) {
         printf("\nmetadata (%d keys):\n", tern_model_meta_count(m));
         for (int32_t i = 0; i < tern_model_meta_count(m); i++) {
+            // Keys and values come from the file: control bytes escaped (a
+            // chat template's newlines show as \n, one line per key).
             char key[256], val[256];
             tern_model_meta_key_by_index(m, i, key, sizeof(key));
             tern_model_meta_val_str_by_index(m, i, val, sizeof(val));
-            printf("  %-44s %s\n", key, val);
+            printf("  %-44s %s\n", cli_printable(key).c_str(), cli_printable(val).c_str());
         }
     }
 
@@ -153,7 +165,7 @@ int cmd_info(int argc, char ** argv) {
         }
         snprintf(shape + len, sizeof(shape) - len, "]");
         const char * tn = tern_type_name(t.type);
-        printf("  %-36s %-7s %-24s %12llu %12llu\n", t.name, tn ? tn : "?", shape,
+        printf("  %-36s %-7s %-24s %12llu %12llu\n", cli_printable(t.name).c_str(), tn ? tn : "?", shape,
                (unsigned long long) t.bytes, (unsigned long long) t.offset);
         total += t.bytes;
     }

@@ -28,12 +28,14 @@ static const char * const run_usage_head =
         "  -m, --model FILE         GGUF model\n"
         "  -p, --prompt TEXT        prompt (BOS added when the model asks for it; special\n"
         "                           tokens such as <|im_start|> are parsed, as llama-cli does)\n"
-        "  -f, --file FILE          read the prompt from a file (-: standard input), byte for byte\n"
+        "  -f, --file FILE          read the prompt from a file (-: standard input), byte for\n"
+        "                           byte but one trailing newline of a FILE, as llama-cli\n"
         "  -e, --escape             process escapes in the prompt and the -r strings:\n"
         "                           \\n \\r \\t \\' \\\" \\\\ \\xNN (default)\n"
         "  --no-escape              take the prompt literally\n"
         "  -n, --n-predict N        tokens to generate (default 128; -1: until end of\n"
-        "                           generation or a full context)\n"
+        "                           generation: with context shift on, that may be never;\n"
+        "                           with --no-context-shift, at the latest a full context)\n"
         "  -c, --ctx-size N         context size in tokens (default 4096, at most the\n"
         "                           model's training context; 0: the training context)\n"
         "  -b, --batch-size N       tokens per graph evaluation (default 512)\n"
@@ -41,7 +43,7 @@ static const char * const run_usage_head =
         "  -t, --threads N          threads (default: the online CPUs, at most 4)\n";
 static const char * const run_usage_tail =
         "  --temp T                 temperature (default 0.8; 0: greedy)\n"
-        "  --top-k K                top-k (default 40; 0: off)\n"
+        "  --top-k K                top-k (default 40; 0 or negative: off)\n"
         "  --top-p P                top-p (default 0.95; 1: off)\n"
         "  --min-p P                min-p (default 0.05; 0: off)\n"
         "  --repeat-penalty R       repetition penalty (default 1.0: off)\n"
@@ -49,7 +51,7 @@ static const char * const run_usage_tail =
         "  --frequency-penalty F    frequency penalty (default 0: off)\n"
         "  --repeat-last-n N        tokens the penalties look back over, prompt included\n"
         "                           (default 64; 0: off; -1: the context size)\n"
-        "  -s, --seed S             sampler seed (default: random; printed with -v and --json)\n"
+        "  -s, --seed S             sampler seed (default and -1: random; printed with -v and --json)\n"
         "  -r, --reverse-prompt S   stop when the generated text ends with S, or S and at most\n"
         "                           2 more characters, as llama-cli without -i (repeatable)\n"
         "  --ignore-eos             never end at an end-of-generation token\n"
@@ -63,7 +65,8 @@ static const char * const run_usage_tail =
         "  -ctk, --cache-type-k T   KV cache key type: f16 (default), f32, q8_0, q4_0\n"
         "  -ctv, --cache-type-v T   KV cache value type: the same choices\n"
         "  --prompt-cache FILE      reuse the KV state saved after the same prompt prefix;\n"
-        "                           save it there after the prompt\n"
+        "                           save it there after the prompt (replaced whole; a FILE that\n"
+        "                           exists and is not a Tern state is refused, never overwritten)\n"
         "  --no-mmap                read() the model instead of mapping it\n"
         "  --mlock                  lock the mapped model in memory\n"
         "  --check-tensors          refuse a model whose weights or block scales hold NaN/Inf\n"
@@ -77,7 +80,7 @@ static const char * const run_usage_tail =
         "                           prompt_tokens, tokens, text, stop, seed, timings\n"
         "  --logits-out FILE        write float32 logits [n_prompt][n_vocab] of every\n"
         "                           prompt position (the prompt decoded in one batch)\n"
-        "  --version                version and kernel set\n"
+        "  --version                version, kernel set and the devices present with their features\n"
         "  -h, --help               this text\n";
 
 static void run_usage(FILE * f) { fprintf(f, "%s%s%s", run_usage_head, cli_devices_help, run_usage_tail); }
@@ -127,21 +130,6 @@ static std::string process_escapes(const std::string & in) {
     return out;
 }
 
-// Standard input, bounded like a file.
-static bool read_stdin(std::string & out) {
-    char buf[65536];
-    ssize_t n;
-    while ((n = read(0, buf, sizeof(buf))) != 0) {
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) { fprintf(stderr, "tern run: reading standard input: %s\n", strerror(errno)); return false; }
-        out.append(buf, (size_t) n);
-        if (out.size() > CLI_MAX_TEXT_BYTES) {
-            fprintf(stderr, "tern run: standard input holds more than %zu bytes\n", CLI_MAX_TEXT_BYTES);
-            return false;
-        }
-    }
-    return true;
-}
 
 // A random seed when none is given (llama-cli's default): the clock and the pid.
 static uint32_t random_seed(void) {
@@ -245,14 +233,18 @@ int cmd_run(int argc, char ** argv) {
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = cli_int(argc, argv, i, n_threads, 1, TERN_MAX_THREADS);
         else if (cli_device_flag("tern run", argc, argv, i, dev, &ok)) {}
         else if (!strcmp(a, "--temp")) ok = cli_float(argc, argv, i, sp.temp);
-        else if (!strcmp(a, "--top-k")) { long long k; ok = cli_int(argc, argv, i, k, 0, INT32_MAX); sp.top_k = (int32_t) k; }
+        else if (!strcmp(a, "--top-k")) {  // negative: off, as 0 (llama.cpp)
+            long long k;
+            ok = cli_int(argc, argv, i, k, INT32_MIN, INT32_MAX);
+            sp.top_k = k < 0 ? 0 : (int32_t) k;
+        }
         else if (!strcmp(a, "--top-p")) ok = cli_float(argc, argv, i, sp.top_p);
         else if (!strcmp(a, "--min-p")) ok = cli_float(argc, argv, i, sp.min_p);
         else if (!strcmp(a, "--repeat-penalty")) ok = cli_float(argc, argv, i, sp.repeat_penalty);
         else if (!strcmp(a, "--presence-penalty")) ok = cli_float(argc, argv, i, sp.presence_penalty);
         else if (!strcmp(a, "--frequency-penalty")) ok = cli_float(argc, argv, i, sp.frequency_penalty);
         else if (!strcmp(a, "--repeat-last-n")) ok = cli_int(argc, argv, i, last_n, -1, INT32_MAX);
-        else if (!strcmp(a, "-s") || !strcmp(a, "--seed")) ok = cli_int(argc, argv, i, seed, 0, (long long) UINT32_MAX);
+        else if (!strcmp(a, "-s") || !strcmp(a, "--seed")) ok = cli_int(argc, argv, i, seed, -1, (long long) UINT32_MAX);  // -1: random
         else if (!strcmp(a, "-r") || !strcmp(a, "--reverse-prompt")) {
             const char * v;
             ok = cli_value(argc, argv, i, v);
@@ -307,9 +299,20 @@ int cmd_run(int argc, char ** argv) {
         fprintf(stderr, "tern run: -m FILE and one of -p PROMPT or -f FILE are required\n");
         return 1;
     }
+    if (prompt_cache && logits_out) {
+        fprintf(stderr, "tern run: --prompt-cache and --logits-out cannot be used together (a cached prompt's logits "
+                "are not computed again)\n");
+        return 1;
+    }
+    if (prompt_cache && !run_prompt_cache_check(prompt_cache, path)) return 1;
     std::string prompt;
     if (prompt_arg) prompt = prompt_arg;
-    else if (!strcmp(prompt_file, "-") ? !read_stdin(prompt) : !cli_read_file(prompt_file, prompt, CLI_MAX_TEXT_BYTES)) return 1;
+    else if (!strcmp(prompt_file, "-")) {
+        if (!cli_read_stdin("tern run", prompt)) return 1;
+    } else {
+        if (!cli_read_file(prompt_file, prompt, CLI_MAX_TEXT_BYTES)) return 1;
+        if (!prompt.empty() && prompt.back() == '\n') prompt.pop_back();  // as llama-cli's -f
+    }
     if (escape) {
         prompt = process_escapes(prompt);
         for (std::string & s : stops) s = process_escapes(s);
@@ -335,6 +338,19 @@ int cmd_run(int argc, char ** argv) {
     if (ignore_eos) {  // as llama.cpp: every end-of-generation token biased to -inf
         for (tern_token t = 0; t < n_vocab; t++) {
             if (tern_token_is_eog(m, t)) biases.push_back({t, -INFINITY});
+        }
+    }
+    {   // A bias that bans every token leaves nothing to sample: refused, not run.
+        std::vector<bool> banned((size_t) n_vocab, false);
+        int32_t n_banned = 0;
+        for (const logit_bias & b : biases) {
+            if (b.bias == -INFINITY && !banned[(size_t) b.token]) { banned[(size_t) b.token] = true; n_banned++; }
+        }
+        if (n_banned == n_vocab) {
+            fprintf(stderr, "tern run: --logit-bias%s bans all %d tokens: nothing could be generated\n",
+                    ignore_eos ? " with --ignore-eos" : "", n_vocab);
+            tern_model_free(m);
+            return 1;
         }
     }
 
@@ -383,6 +399,7 @@ int cmd_run(int argc, char ** argv) {
         return 1;
     }
     cli_print_placement(stderr, m, ctx);
+    if (verbose) cli_print_model_devices(stderr, m);
     if (verbose) {
         const int32_t need = tern_context_describe(ctx, NULL, 0);
         std::string text(need > 0 ? (size_t) need + 1 : 1, 0);
@@ -409,7 +426,7 @@ int cmd_run(int argc, char ** argv) {
     std::string text;
     std::vector<tern_token> generated;
     if (!json) {
-        fputs(prompt.c_str(), stdout);
+        fwrite(prompt.data(), 1, prompt.size(), stdout);  // all of it, a NUL byte too
         fflush(stdout);
     }
     // --keep: tokens of the prompt that a context shift keeps (BOS always).
@@ -433,7 +450,9 @@ int cmd_run(int argc, char ** argv) {
         st = tern_decode(ctx, b);
         n_past = n_prompt;
     }
-    if (st == TERN_OK && prompt_cache && !logits_out && n_prompt_eval > 0) run_prompt_cache_save(ctx, prompt_cache, tokens);
+    if (st == TERN_OK && prompt_cache && !logits_out && n_prompt_eval > 0 && !run_prompt_cache_save(ctx, prompt_cache, tokens)) {
+        rc = 1;  // asked for and not saved: an error, not a note
+    }
     if (st == TERN_OK && logits_out) {
         FILE * f = fopen(logits_out, "wb");
         bool ok = f != NULL;
@@ -454,7 +473,7 @@ int cmd_run(int argc, char ** argv) {
             generated.push_back(t);
             std::string pc = piece(m, t);
             text += pc;
-            if (!json) { fputs(pc.c_str(), stdout); fflush(stdout); }
+            if (!json) { fwrite(pc.data(), 1, pc.size(), stdout); fflush(stdout); }  // a NUL byte kept, not a cut
             if (stop_found(m, sc, tokens, generated)) { stop = "stop_string"; break; }
             if (n_predict >= 0 && k + 1 == n_predict) break;
             // Room for the token: a full cache shifts (or stops), Self-Extend regroups.
@@ -499,10 +518,11 @@ int cmd_run(int argc, char ** argv) {
         json_append_string(out, text);
         char tail[1024];
         snprintf(tail, sizeof(tail),
-                 ", \"stop\": \"%s\", \"seed\": %u, \"timings\": {\"load_ms\": %.3f, \"prompt_eval_tokens\": %d, "
+                 ", \"stop\": \"%s\", \"seed\": %u, \"timings\": {\"load_ms\": %.3f, \"load_file_ms\": %.3f, "
+                 "\"load_repack_ms\": %.3f, \"load_upload_ms\": %.3f, \"prompt_eval_tokens\": %d, "
                  "\"prompt_ms\": %.3f, \"prompt_tokens_per_s\": %.2f, \"eval_runs\": %d, \"gen_ms\": %.3f, "
                  "\"gen_tokens_per_s\": %.2f, \"total_ms\": %.3f}",
-                 stop, used_seed, pd.t_load_ms, n_prompt_eval, pd.t_p_eval_ms, p_tps, pd.n_eval, pd.t_eval_ms, e_tps,
+                 stop, used_seed, pd.t_load_ms, pd.t_load_file_ms, pd.t_load_repack_ms, pd.t_load_upload_ms, n_prompt_eval, pd.t_p_eval_ms, p_tps, pd.n_eval, pd.t_eval_ms, e_tps,
                  t_total_ms);
         out += tail;
         snprintf(tail, sizeof(tail),
@@ -520,7 +540,8 @@ int cmd_run(int argc, char ** argv) {
         puts(out.c_str());
     }
     if (perf) {
-        fprintf(stderr, "tern_perf:        load time = %10.2f ms\n", pd.t_load_ms);
+        fprintf(stderr, "tern_perf:        load time = %10.2f ms (file %.2f, repack %.2f, device upload %.2f)\n", pd.t_load_ms,
+                pd.t_load_file_ms, pd.t_load_repack_ms, pd.t_load_upload_ms);
         fprintf(stderr, "tern_perf: prompt eval time = %10.2f ms / %5d tokens (%8.2f ms per token, %8.2f tokens per second)\n",
                 pd.t_p_eval_ms, pd.n_p_eval, pd.n_p_eval ? pd.t_p_eval_ms / pd.n_p_eval : 0.0, p_tps);
         fprintf(stderr, "tern_perf:        eval time = %10.2f ms / %5d runs   (%8.2f ms per token, %8.2f tokens per second)\n",

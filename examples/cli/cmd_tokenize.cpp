@@ -1,4 +1,4 @@
-// tern tokenize: token ids of a text, on one line.
+// tern tokenize: token ids of a text, on one line (or with their pieces).
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,12 +10,15 @@ static void tokenize_usage(FILE * f) {
     fprintf(f,
         "usage: tern tokenize -m FILE (-p TEXT | -f FILE) [options]\n"
         "\n"
-        "Prints the token ids of the text on one line, separated by single spaces.\n"
+        "Prints the token ids of the text on one line, separated by single spaces;\n"
+        "with --pieces one token a line as llama-tokenize does: `ID -> 'PIECE'`\n"
+        "(control bytes of a piece escaped).\n"
         "\n"
         "options:\n"
         "  -m, --model FILE      GGUF file (only its vocabulary is loaded)\n"
         "  -p, --prompt TEXT     text to tokenize\n"
-        "  -f, --file FILE       read the text from a file\n"
+        "  -f, --file FILE       read the text from a file (-: standard input), byte for byte\n"
+        "  --pieces              each id with its piece, one a line\n"
         "  --no-bos              do not add the BOS/EOS tokens the model asks for\n"
         "  --parse-special       turn the text of special tokens (<s>, <|im_end|>) into their ids\n"
         "  -h, --help            this text\n");
@@ -23,7 +26,7 @@ static void tokenize_usage(FILE * f) {
 
 int cmd_tokenize(int argc, char ** argv) {
     const char * path = NULL, * prompt = NULL, * file = NULL;
-    bool add_special = true, parse_special = false;
+    bool add_special = true, parse_special = false, pieces = false;
     for (int i = 1; i < argc; i++) {
         const char * a = argv[i];
         if (!strcmp(a, "-m") || !strcmp(a, "--model")) { if (!cli_value(argc, argv, i, path)) return 1; }
@@ -31,13 +34,16 @@ int cmd_tokenize(int argc, char ** argv) {
         else if (!strcmp(a, "-f") || !strcmp(a, "--file")) { if (!cli_value(argc, argv, i, file)) return 1; }
         else if (!strcmp(a, "--no-bos")) add_special = false;
         else if (!strcmp(a, "--parse-special")) parse_special = true;
+        else if (!strcmp(a, "--pieces")) pieces = true;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { tokenize_usage(stdout); return 0; }
         else { fprintf(stderr, "tern tokenize: unknown option '%s'\n", a); tokenize_usage(stderr); return 1; }
     }
     if (!path) { fprintf(stderr, "tern tokenize: -m FILE is required\n"); return 1; }
     if (!prompt == !file) { fprintf(stderr, "tern tokenize: give exactly one of -p TEXT and -f FILE\n"); return 1; }
     std::string text;
-    if (file) {
+    if (file && !strcmp(file, "-")) {
+        if (!cli_read_stdin("tern tokenize", text)) return 1;
+    } else if (file) {
         if (!cli_read_file(file, text, CLI_MAX_TEXT_BYTES)) return 1;
     } else {
         text = prompt;
@@ -61,8 +67,20 @@ int cmd_tokenize(int argc, char ** argv) {
         tern_model_free(m);
         return 1;
     }
-    for (int32_t i = 0; i < n; i++) printf(i ? " %d" : "%d", tokens[i]);
-    printf("\n");
+    if (pieces) {
+        std::vector<char> piece(256);
+        for (int32_t i = 0; i < n; i++) {
+            int32_t len = tern_token_to_piece(m, tokens[i], piece.data(), (int32_t) piece.size(), 1);
+            if (len < 0) {
+                piece.resize((size_t) -len);
+                len = tern_token_to_piece(m, tokens[i], piece.data(), (int32_t) piece.size(), 1);
+            }
+            printf("%6d -> '%s'\n", tokens[i], len > 0 ? cli_printable(piece.data(), (size_t) len).c_str() : "");
+        }
+    } else {
+        for (int32_t i = 0; i < n; i++) printf(i ? " %d" : "%d", tokens[i]);
+        printf("\n");
+    }
     tern_model_free(m);
     return 0;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "cli.h"
+#include "device_flags.h"
 
 bool cli_value(int argc, char ** argv, int & i, const char *& out) {
     if (i + 1 >= argc) {
@@ -73,6 +74,41 @@ tern_model * cli_load_model(const char * path, tern_model_params params) {
         return NULL;
     }
     return model;
+}
+
+bool cli_read_stdin(const char * who, std::string & out) {
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(0, buf, sizeof(buf))) != 0) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) { fprintf(stderr, "%s: reading standard input: %s\n", who, strerror(errno)); return false; }
+        out.append(buf, (size_t) n);
+        if (out.size() > CLI_MAX_TEXT_BYTES) {
+            fprintf(stderr, "%s: standard input holds more than %zu bytes\n", who, CLI_MAX_TEXT_BYTES);
+            return false;
+        }
+    }
+    return true;
+}
+
+std::string cli_printable(const char * text, size_t n, size_t max_bytes) {
+    std::string out;
+    const size_t shown = n < max_bytes ? n : max_bytes;
+    for (size_t i = 0; i < shown; i++) {
+        const unsigned char c = (unsigned char) text[i];
+        if (c == '\n') out += "\\n";
+        else if (c == '\r') out += "\\r";
+        else if (c == '\t') out += "\\t";
+        else if (c < 0x20 || c == 0x7f) {
+            char esc[8];
+            snprintf(esc, sizeof(esc), "\\x%02x", c);
+            out += esc;
+        } else {
+            out += (char) c;
+        }
+    }
+    if (shown < n) out += "...";
+    return out;
 }
 
 bool cli_read_file(const char * path, std::string & out, size_t max_bytes) {
@@ -152,4 +188,6 @@ void json_append_string(std::string & out, const std::string & s) {
 void cli_print_version(void) {
     printf("tern %s\nkernels: %s (compiled: %s; TERN_SIMD=%s)\n", TERN_VERSION, tern_kernels_name(),
            tern_kernels_compiled_names(), TERN_SIMD_TARGET);
+    fflush(stdout);
+    cli_print_device_lines(stdout, "device: ");
 }

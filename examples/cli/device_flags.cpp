@@ -118,7 +118,7 @@ void cli_devices_apply(const char * cmd, const cli_devices & d, tern_model_param
 void cli_devices_loaded(const char * cmd, const cli_devices & d, const tern_model * m) {
 #if TERN_WITH_HAL
     if (d.ngl != 0 && d.ngl != -2 && d.devices != "none" && tern_model_devices(m, NULL, 0) <= 1) {
-        fprintf(stderr, "%s: -ngl %lld: no accelerator is present (the sim device runs only when --device names it); every "
+        fprintf(stderr, "%s: -ngl %lld: no accelerator is present (the sim device and software drivers run only when --device names them); every "
                 "layer runs on the CPU\n", cmd, d.ngl);
     }
 #else
@@ -130,10 +130,39 @@ void cli_list_devices(FILE * f) {
 #if TERN_WITH_HAL
     char names[16][32];
     const int32_t n = tern_hal_list_devices(names, 16);
-    if (n == 0) fprintf(f, "no devices\n");
+    if (n == 0) fprintf(f, "no devices%s%s\n", tern_last_error()[0] ? ": " : "", tern_last_error());
     for (int32_t i = 0; i < n && i < 16; i++) fprintf(f, "%s\n", names[i]);
 #else
     fprintf(f, "no devices (this build has none: TERN_DEVICES)\n");
+#endif
+}
+
+void cli_print_device_lines(FILE * f, const char * prefix) {
+#if TERN_WITH_HAL
+    char names[16][32];
+    const int32_t n = tern_hal_list_devices(names, 16);
+    for (int32_t i = 0; i < n && i < 16; i++) {
+        char line[512];
+        if (tern_hal_describe_device(names[i], line, sizeof(line)) == TERN_OK) fprintf(f, "%s%s\n", prefix, line);
+        else fprintf(f, "%s%s: %s\n", prefix, names[i], tern_last_error());
+    }
+#else
+    (void) f;
+    (void) prefix;
+#endif
+}
+
+void cli_print_model_devices(FILE * f, const tern_model * m) {
+#if TERN_WITH_HAL
+    tern_device_usage u[9];
+    const int32_t n = tern_model_devices(m, u, 9);
+    for (int32_t i = 1; i < n && i < 9; i++) {
+        char line[512];
+        if (tern_hal_describe_device(u[i].name, line, sizeof(line)) == TERN_OK) fprintf(f, "device: %s\n", line);
+    }
+#else
+    (void) f;
+    (void) m;
 #endif
 }
 

@@ -29,6 +29,12 @@ void cli_devices_apply(const char * cmd, const cli_devices & d, tern_model_param
 void cli_devices_loaded(const char * cmd, const cli_devices & d, const tern_model * m);
 // --list-devices: the instances this build sees, one per line.
 void cli_list_devices(FILE * f);
+// One line per device instance present: its description (the features it
+// reports: fp16/int8 arithmetic, integer dot product, subgroup size, ...), each
+// after `prefix` (tern --version).
+void cli_print_device_lines(FILE * f, const char * prefix);
+// The same for the devices a model was placed on (tern run -v).
+void cli_print_model_devices(FILE * f, const tern_model * m);
 // Where the model and the context run, as llama.cpp prints it at load:
 // layers offloaded N/M, per device the bytes of weights, KV cache and compute.
 void cli_print_placement(FILE * f, const tern_model * m, const tern_context * ctx);

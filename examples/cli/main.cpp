@@ -15,7 +15,7 @@ static void print_usage(FILE * f) {
         "  chat      -m FILE            chat with an instruct model (its chat template)\n"
         "  tokenize  -m FILE -p TEXT    print the token ids of a text\n"
         "\n"
-        "`tern <command> --help` lists a command's options; `tern --version` the version and kernels.\n"
+        "`tern <command> --help` lists a command's options; `tern --version` the version, kernels and devices.\n"
         "Environment: TERN_KERNELS=scalar|avx2|avxvnni|avx512|neon|dotprod|i8mm forces a lower CPU kernel set.\n");
 }
 

@@ -1,7 +1,11 @@
 #include "run_context.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int32_t run_context_shift(tern_context * ctx, int32_t n_keep, int32_t * n_past) {
     const int32_t n_left = *n_past - n_keep;
@@ -74,6 +78,34 @@ int32_t run_prompt_cache_load(tern_context * ctx, const char * path, const std::
 bool run_prompt_cache_save(tern_context * ctx, const char * path, const std::vector<tern_token> & prompt) {
     if (tern_state_save_file(ctx, path, prompt.data(), prompt.size()) != TERN_OK) {
         fprintf(stderr, "tern run: cannot save the prompt cache: %s\n", tern_last_error());
+        return false;
+    }
+    return true;
+}
+
+bool run_prompt_cache_check(const char * path, const char * model_path) {
+    struct stat st, ms;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT) return true;  // first run: created after the prompt
+        fprintf(stderr, "tern run: --prompt-cache '%s': %s\n", path, strerror(errno));
+        return false;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fprintf(stderr, "tern run: --prompt-cache '%s': %s, not a file: refused\n", path,
+                S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket");
+        return false;
+    }
+    if (model_path && stat(model_path, &ms) == 0 && ms.st_dev == st.st_dev && ms.st_ino == st.st_ino) {
+        fprintf(stderr, "tern run: --prompt-cache '%s' is the model file: refused (it would be overwritten)\n", path);
+        return false;
+    }
+    char magic[4] = {0, 0, 0, 0};
+    const int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    const bool is_state = fd >= 0 && read(fd, magic, 4) == 4 && memcmp(magic, "TRNS", 4) == 0;
+    if (fd >= 0) close(fd);
+    if (!is_state) {
+        fprintf(stderr, "tern run: --prompt-cache '%s' exists and is not a Tern state file: refusing to overwrite it "
+                "(remove it or choose another path)\n", path);
         return false;
     }
     return true;

@@ -40,3 +40,9 @@ void run_self_extend_positions(std::vector<int32_t> & pos, run_self_extend * ga,
 int32_t run_prompt_cache_load(tern_context * ctx, const char * path, const std::vector<tern_token> & prompt,
                               bool * logits_ready);
 bool run_prompt_cache_save(tern_context * ctx, const char * path, const std::vector<tern_token> & prompt);
+// Before anything runs: the prompt cache path must be absent or a Tern state
+// file (one that begins with the state magic). The model itself, any other
+// file, a directory, FIFO or device is refused with one line on stderr
+// (false): the cache is never written over something that is not a cache.
+// tern_state_save_file checks the whole header again when it saves.
+bool run_prompt_cache_check(const char * path, const char * model_path);

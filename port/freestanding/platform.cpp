@@ -7,6 +7,8 @@
 // models (TERN_ERR_UNSUPPORTED naming the call), threads (TERN_THREADS is
 // forced OFF: the pool runs on the calling thread).
 #include "port.h"
+
+#include <string.h>
 #include "tern_port.h"
 #include "core/status.h"
 
@@ -26,6 +28,11 @@ extern "C" __attribute__((weak)) void tern_port_free(void * p) { (void) p; }
 
 // ---- memory, clock, diagnostics ---------------------------------------------------
 void * port_alloc(size_t bytes) { return bytes ? tern_port_alloc(bytes) : nullptr; }
+void * port_alloc_zeroed(size_t bytes) {
+    void * p = port_alloc(bytes);
+    if (p) memset(p, 0, bytes);
+    return p;
+}
 void port_free(void * p) {
     if (p) tern_port_free(p);
 }
@@ -62,10 +69,17 @@ tern_status port_mem_writable(void *, size_t, int) { return TERN_OK; }  // plain
 tern_status port_mem_own(void *, size_t) { return TERN_OK; }
 tern_status port_file_read(const char * path, uint64_t, void *, uint64_t) { return no_files("read", path); }
 int port_file_exists(const char *) { return 0; }
+tern_status port_path_kind(const char * path, port_path_type * kind, uint64_t * size) {
+    *kind = PORT_PATH_NONE;
+    *size = 0;
+    return no_files("stat", path);
+}
 tern_status port_file_create(const char * path, port_file_writer * w) {
     w->fd = -1;
     w->failed = true;
     w->path = path;
+    w->target[0] = 0;
+    w->temp[0] = 0;
     return no_files("create", path);
 }
 tern_status port_file_write(port_file_writer * w, const void *, size_t) { return no_files("write", w->path); }
@@ -98,5 +112,23 @@ void port_cond_broadcast(port_cond *) {}
 int port_cpu_count(void) { return 1; }
 int port_cpus_allowed(void) { return 1; }
 void port_thread_yield(void) {}
+
+// ---- shared libraries: none ---------------------------------------------------------
+void * port_dlopen(const char * name, char * err, size_t err_size) {
+    (void) name;
+    if (err && err_size) {
+        const char msg[] = "no shared libraries (freestanding port)";
+        size_t n = sizeof(msg) < err_size ? sizeof(msg) : err_size;
+        for (size_t i = 0; i + 1 < n; i++) err[i] = msg[i];
+        err[n - 1] = 0;
+    }
+    return nullptr;
+}
+void * port_dlsym(void * lib, const char * symbol) {
+    (void) lib;
+    (void) symbol;
+    return nullptr;
+}
+void port_dlclose(void * lib) { (void) lib; }
 
 }  // namespace tern

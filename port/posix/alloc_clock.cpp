@@ -13,9 +13,8 @@ namespace tern {
 // Buffers of 8 MiB and more (a read-path model, a context's arena) are asked
 // for transparent huge pages on Linux: decode streams them every token, and
 // 2 MiB pages read faster (fewer TLB misses and page walks). A hint only.
-void * port_alloc(size_t bytes) {
-    if (!bytes) return NULL;
-    void * p = malloc(bytes);
+namespace {
+void * advise_huge(void * p, size_t bytes) {
 #if defined(__linux__)
     const uintptr_t huge = (uintptr_t) 2 << 20;
     if (p && bytes >= 4 * huge) {
@@ -25,6 +24,11 @@ void * port_alloc(size_t bytes) {
 #endif
     return p;
 }
+}  // namespace
+
+void * port_alloc(size_t bytes) { return bytes ? advise_huge(malloc(bytes), bytes) : NULL; }
+// calloc: a large buffer is fresh anonymous pages, which the system gives zeroed (no memset).
+void * port_alloc_zeroed(size_t bytes) { return bytes ? advise_huge(calloc(1, bytes), bytes) : NULL; }
 void port_free(void * p) { free(p); }
 
 int64_t port_time_us(void) {

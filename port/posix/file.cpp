@@ -1,9 +1,11 @@
 // POSIX files: stat, read-only mappings (optionally prefetched and locked),
-// and EINTR-safe positioned reads. Errors name the path and strerror(errno).
+// EINTR-safe positioned reads, and files replaced whole (a temporary file
+// beside the target, fsync, rename). Errors name the path and strerror(errno).
 #include "port.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -167,14 +169,126 @@ int port_file_exists(const char * path) {
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-tern_status port_file_create(const char * path, port_file_writer * w) {
-    memset(w, 0, sizeof(*w));
-    w->fd = -1;
-    w->path = path;
+tern_status port_path_kind(const char * path, port_path_type * kind, uint64_t * size) {
+    *kind = PORT_PATH_NONE;
+    *size = 0;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT) return TERN_OK;
+        return io_fail(path, "stat");
+    }
+    *kind = S_ISREG(st.st_mode) ? PORT_PATH_REGULAR : PORT_PATH_OTHER;
+    if (*kind == PORT_PATH_REGULAR) *size = (uint64_t) st.st_size;
+    return TERN_OK;
+}
+
+namespace {
+
+const char * kind_name(mode_t m) {
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISCHR(m) || S_ISBLK(m)) return "a device";
+    if (S_ISSOCK(m)) return "a socket";
+    return "not a regular file";
+}
+
+// w->target = path with its symbolic links followed (at most 16), using
+// w->temp as the readlink buffer. A target that does not exist is fine (the
+// file is created there).
+tern_status resolve_target(const char * path, port_file_writer * w) {
+    const size_t n = strlen(path);
+    if (n == 0) return tern_fail(TERN_ERR_INVALID_ARG, "an empty path");
+    if (n + 32 > sizeof(w->target)) return tern_fail(TERN_ERR_INVALID_ARG, "%s: path longer than %zu bytes", path, sizeof(w->target) - 32);
+    memcpy(w->target, path, n + 1);
+    for (int hop = 0; hop < 16; hop++) {
+        struct stat st;
+        if (lstat(w->target, &st) != 0) return errno == ENOENT ? TERN_OK : io_fail(path, "lstat");
+        if (!S_ISLNK(st.st_mode)) return TERN_OK;
+        const ssize_t len = readlink(w->target, w->temp, sizeof(w->temp) - 1);
+        if (len < 0) return io_fail(path, "readlink");
+        w->temp[len] = 0;
+        if (w->temp[0] == '/') {
+            if ((size_t) len + 32 > sizeof(w->target)) return tern_fail(TERN_ERR_INVALID_ARG, "%s: link target too long", path);
+            memcpy(w->target, w->temp, (size_t) len + 1);
+        } else {  // relative to the link's directory
+            char * slash = strrchr(w->target, '/');
+            const size_t dir = slash ? (size_t) (slash - w->target) + 1 : 0;
+            if (dir + (size_t) len + 32 > sizeof(w->target)) return tern_fail(TERN_ERR_INVALID_ARG, "%s: link target too long", path);
+            memcpy(w->target + dir, w->temp, (size_t) len + 1);
+        }
+    }
+    return tern_fail(TERN_ERR_IO, "%s: too many levels of symbolic links", path);
+}
+
+// Flush the directory holding `target` (the rename's entry); a file system
+// that cannot is not an error (the data itself was flushed).
+void sync_dir(char * target) {
+    char * slash = strrchr(target, '/');
+    const char * dir = ".";
+    char saved = 0;
+    if (slash) {
+        saved = slash[slash == target ? 1 : 0];
+        slash[slash == target ? 1 : 0] = 0;  // "/name" -> "/", "a/b" -> "a"
+        dir = target;
+    }
     int fd;
-    do { fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644); } while (fd < 0 && errno == EINTR);
-    if (fd < 0) return io_fail(path, "create");
+    do { fd = open(dir, O_RDONLY | O_CLOEXEC | O_DIRECTORY); } while (fd < 0 && errno == EINTR);
+    if (fd >= 0) {
+        (void) fsync(fd);
+        close(fd);
+    }
+    if (slash) slash[slash == target ? 1 : 0] = saved;
+}
+
+// Temporary files of this process are numbered (with the pid: unique on the machine).
+uint32_t g_temp_counter = 0;
+
+void remove_temp(port_file_writer * w) {
+    if (w->fd >= 0) close(w->fd);
+    w->fd = -1;
+    if (w->temp[0]) unlink(w->temp);
+    w->temp[0] = 0;
+}
+
+}  // namespace
+
+tern_status port_file_create(const char * path, port_file_writer * w) {
+    w->fd = -1;
+    w->failed = true;  // until the temporary file exists
+    w->path = path ? path : "(null)";
+    w->target[0] = 0;
+    w->temp[0] = 0;
+    if (!path) return tern_fail(TERN_ERR_INVALID_ARG, "file path is NULL");
+    TERN_TRY(resolve_target(path, w));
+    w->temp[0] = 0;
+    // The target: absent, or a regular file this process may write. stat, not
+    // open: opening a FIFO for writing would wait for a reader.
+    struct stat st;
+    bool exists = stat(w->target, &st) == 0;
+    if (!exists && errno != ENOENT) return io_fail(path, "stat");
+    if (exists && !S_ISREG(st.st_mode)) {
+        return tern_fail(TERN_ERR_IO, "%s: %s, not a regular file: refused (nothing written)", path, kind_name(st.st_mode));
+    }
+    if (exists && access(w->target, W_OK) != 0) return io_fail(path, "write access");
+    // A name of our own beside it: pid and a counter, created exclusively.
+    int fd = -1;
+    for (int attempt = 0; attempt < 64 && fd < 0; attempt++) {
+        const int len = snprintf(w->temp, sizeof(w->temp), "%s.tern-tmp-%ld-%u", w->target, (long) getpid(),
+                                 __atomic_fetch_add(&g_temp_counter, 1u, __ATOMIC_RELAXED));
+        if (len < 0 || (size_t) len >= sizeof(w->temp)) break;  // resolve_target left 32 bytes: not reached
+        do { fd = open(w->temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644); } while (fd < 0 && errno == EINTR);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) {
+        tern_status s = tern_fail(TERN_ERR_IO, "%s: cannot create a temporary file beside it (%s): %s", path, w->temp,
+                                  strerror(errno));
+        w->temp[0] = 0;
+        return s;
+    }
+    // A replaced file keeps its permissions.
+    if (exists) (void) fchmod(fd, st.st_mode & 07777);
     w->fd = fd;
+    w->failed = false;
     return TERN_OK;
 }
 
@@ -185,7 +299,7 @@ tern_status port_file_write(port_file_writer * w, const void * data, size_t size
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
             w->failed = true;
-            return io_fail(w->path, "write");
+            return n < 0 ? io_fail(w->path, "write") : tern_fail(TERN_ERR_IO, "%s: write: no progress", w->path);
         }
         p += n;
         size -= (size_t) n;
@@ -194,18 +308,27 @@ tern_status port_file_write(port_file_writer * w, const void * data, size_t size
 }
 
 tern_status port_file_finish(port_file_writer * w) {
-    const bool failed = w->failed;
-    const int rc = w->fd >= 0 ? close(w->fd) : 0;
+    if (w->fd < 0 || w->failed) {
+        remove_temp(w);
+        return tern_fail(TERN_ERR_IO, "%s: write failed; the file was left as it was", w->path);
+    }
+    tern_status s = TERN_OK;
+    int rc;
+    do { rc = fsync(w->fd); } while (rc != 0 && errno == EINTR);
+    if (rc != 0) s = io_fail(w->path, "fsync");
+    const int fd = w->fd;
     w->fd = -1;
-    if (failed) return tern_fail(TERN_ERR_IO, "%s: write failed", w->path);
-    if (rc != 0) return io_fail(w->path, "close");
+    if (close(fd) != 0 && s == TERN_OK) s = io_fail(w->path, "close");
+    if (s == TERN_OK && rename(w->temp, w->target) != 0) s = io_fail(w->path, "rename");
+    if (s != TERN_OK) {
+        remove_temp(w);
+        return s;
+    }
+    w->temp[0] = 0;  // it is the target now
+    sync_dir(w->target);
     return TERN_OK;
 }
 
-void port_file_abandon(port_file_writer * w) {
-    if (w->fd >= 0) close(w->fd);
-    w->fd = -1;
-    if (w->path && w->path[0]) unlink(w->path);
-}
+void port_file_abandon(port_file_writer * w) { remove_temp(w); }
 
 }  // namespace tern

@@ -85,14 +85,36 @@ struct context_placer {
     int32_t n_tensors;  // builder capacity (0: the bound, and count)
     int32_t n_nodes;    // graph capacity
 
-    void * take(size_t bytes, tern_mem_category cat, bool zero = false) {
+    // The arena's memory is all zero when placing starts (tern_context_create).
+    void * take(size_t bytes, tern_mem_category cat) {
         if (measure) {
             counted += arena_padded(bytes);
             return (void *) arena;  // never dereferenced while measuring
         }
-        return zero ? arena_calloc(arena, bytes, cat) : arena_alloc(arena, bytes, cat);
+        return arena_alloc(arena, bytes, cat);
     }
 };
+
+// Fault in every page of a fresh buffer now, so that no decode takes a page
+// fault (fixed memory, steady latency from the first token on): one byte
+// per page written back as it is (no clearing: the pages are zero). Left
+// alone: pages of the KV rows (they grow with n_ctx; their pages come in as
+// cells are first written, zero pages until then - llama.cpp clears its
+// whole KV buffer instead) and of the threadpool (its threads, already
+// running, touched it; writing back a byte they may write would race).
+void touch_pages(const tern_context * ctx, void * buffer, size_t size) {
+    const uintptr_t page = 4096;
+    const uintptr_t kv_lo = (uintptr_t) ctx->kv_host.host, kv_hi = kv_lo + ctx->kv_host.size;
+    const uintptr_t pool_lo = (uintptr_t) ctx->pool_mem;
+    const uintptr_t pool_hi = pool_lo + (ctx->pool_mem ? tern_threadpool_mem_size(ctx->params.n_threads) : 0);
+    volatile uint8_t * p = (volatile uint8_t *) buffer;
+    for (size_t at = 0; at < size; at += page) {
+        const uintptr_t lo = (uintptr_t) (p + at), hi = lo + page;
+        if (lo < kv_hi && hi > kv_lo) continue;
+        if (lo < pool_hi && hi > pool_lo) continue;
+        p[at] = p[at];
+    }
+}
 
 // The worst case of a graph kind, built into the context's builder (the
 // forward graph's: n_batch tokens, or below the offload threshold for the
@@ -124,6 +146,7 @@ tern_status context_place(tern_context * ctx, context_placer * pl) {
             tern_threadpool_params tp = tern_threadpool_default_params(p->n_threads);
             TERN_TRY(tern_threadpool_init_in(mem, &tp, &ctx->pool));
             ctx->own_pool = true;
+            ctx->pool_mem = mem;
         }
     } else {
         ctx->pool = p->pool;
@@ -153,8 +176,9 @@ tern_status context_place(tern_context * ctx, context_placer * pl) {
 #endif
 
     // KV cache: cells and storage tables, then the rows of every layer: the
-    // host's in one block of the arena (zeroed, so that cells never written
-    // hold finite values; they are masked, but 0 * NaN is NaN), a device's in
+    // host's in one block of the arena (zero from the start, so that cells
+    // never written hold finite values; they are masked, but 0 * NaN is NaN),
+    // a device's in
     // its KV buffer (offload_kqv: a layer's cache lives where its layer runs).
     kv_cache * kv = &ctx->kv;
     if (pl->measure) {
@@ -185,7 +209,7 @@ tern_status context_place(tern_context * ctx, context_placer * pl) {
     }
 #endif
     const size_t kv_bytes = host_layers * (k_layer + v_layer);
-    void * kv_rows = pl->take(kv_bytes, TERN_MEM_KV, true);
+    void * kv_rows = pl->take(kv_bytes, TERN_MEM_KV);
     if (!kv_rows) return TERN_ERR_NO_MEMORY;
     ctx->kv_host = tern_host_buffer(pl->measure ? NULL : kv_rows, kv_bytes, TERN_BUFFER_KV);
     size_t host_at = 0;
@@ -393,15 +417,16 @@ extern "C" tern_status tern_context_create(const tern_model * model, const tern_
     int32_t n_tensors = 0, n_nodes = 0;
     const size_t need = context_measure(model, &p, &n_tensors, &n_nodes);
     if (need == 0) return TERN_ERR_NO_MEMORY;  // context_measure recorded why
+    // The arena starts all zero. An owned buffer comes zeroed from the system
+    // (fresh pages: nothing to clear); a caller's buffer is cleared here once.
     if (!buffer) {
         size = need;
-        owned = port_alloc(size);
+        owned = port_alloc_zeroed(size);
         if (!owned) return tern_fail(TERN_ERR_NO_MEMORY, "cannot allocate %zu bytes for the context", size);
         buffer = owned;
+    } else {
+        memset(buffer, 0, size);
     }
-    // Touch every page now, so that no decode takes a page fault (fixed memory,
-    // steady latency from the first token on).
-    memset(buffer, 0, size);
     tern_arena arena;
     if (!arena_init(&arena, buffer, size)) {
         port_free(owned);
@@ -431,6 +456,7 @@ extern "C" tern_status tern_context_create(const tern_model * model, const tern_
         return st;
     }
     for (uint32_t i = 0; i < p.n_ctx; i++) ctx->output_row[i] = -1;
+    if (owned) touch_pages(ctx, owned, size);
 #if TERN_WITH_HAL
     if (ctx->exec.hal) {
         // Device memory, each buffer once; then every device node of every

@@ -46,6 +46,7 @@ struct tern_context {
     void *              owned_buffer;   // the one allocation when the caller gave no arena
     tern_threadpool *   pool;
     bool                own_pool;
+    void *              pool_mem;       // its memory in the arena (own_pool), threads running in it
     std::atomic<int32_t> busy;          // 1 while a call mutates the context (decode, KV cache ops)
 
     kv_cache            kv;

@@ -78,6 +78,20 @@ const tern_pos kMaxPos = INT32_MAX - 1;
 // and the first one is past every position the cache already holds for that
 // sequence (re-decoding a held position would leave two cells with one
 // position). To revisit a position, remove it first (tern_kv_cache_seq_rm).
+// With a sliding window, a token must not need a position the window freed
+// (kv_cache.h: swa_lost): a rollback deeper than the cells kept is refused,
+// never computed without them.
+tern_status window_check(const tern_context * ctx, int32_t i, tern_pos pos, tern_seq_id id) {
+    const uint32_t n_swa = ctx->model->hp.n_swa;
+    const tern_pos lost = ctx->kv.swa_lost[id];
+    if (n_swa == 0 || lost < 0 || (int64_t) pos >= (int64_t) lost + n_swa) return TERN_OK;
+    return tern_fail(TERN_ERR_INVALID_ARG,
+                     "batch token %" PRId32 ": position %" PRId32 " of sequence %" PRId32 " attends positions from %" PRId64 " on (window %" PRIu32 "), "
+                     "but the window already freed positions up to %" PRId32 " (the lowest held: tern_kv_cache_seq_pos_min = %" PRId32 "): "
+                     "decode that sequence again from its start",
+                     i, pos, id, (int64_t) pos - n_swa + 1, n_swa, lost, kv_cache_seq_pos_min(&ctx->kv, id));
+}
+
 tern_status batch_validate(const tern_context * ctx, const tern_batch * b) {
     const uint32_t n_vocab = ctx->model->hp.n_vocab;
     if (b->n_tokens <= 0 || !b->token) return tern_fail(TERN_ERR_INVALID_ARG, "empty batch");
@@ -91,6 +105,7 @@ tern_status batch_validate(const tern_context * ctx, const tern_batch * b) {
         return tern_fail(TERN_ERR_INVALID_ARG, "batch of %" PRId32 " tokens after position %" PRId32 " of sequence 0 passes the largest "
                          "position %" PRId32, b->n_tokens, last[0], kMaxPos);
     }
+    if (!b->pos) TERN_TRY(window_check(ctx, 0, last[0] + 1, 0));  // its first (lowest) position
     for (int32_t i = 0; i < b->n_tokens; i++) {
         if (b->token[i] < 0 || (uint32_t) b->token[i] >= n_vocab) {
             return tern_fail(TERN_ERR_INVALID_ARG, "batch token %" PRId32 ": id %" PRId32 " is outside the vocabulary [0, %" PRIu32 ")", i,
@@ -124,6 +139,7 @@ tern_status batch_validate(const tern_context * ctx, const tern_batch * b) {
                                  "cache or the batch already holds for it (remove it first with seq_rm)",
                                  i, pos, id, last[id]);
             }
+            TERN_TRY(window_check(ctx, i, pos, id));
             last[id] = pos;
         }
     }
@@ -287,7 +303,10 @@ tern_status decode_batch(tern_context * ctx, tern_batch batch) {
         tern_pos next_pos[TERN_MAX_SEQ];
         kv_cache_pos_max_all(kv, next_pos);
         for (uint32_t s = 0; s < TERN_MAX_SEQ; s++) next_pos[s]++;
-        kv_cache_free_outside_window(kv, ctx->model->hp.n_swa, n_tokens - (kv->n_cells - kv->used), next_pos);
+        // Every such cell, not only as many as needed: which positions are
+        // lost must not depend on where cells sit (a defragmented cache loses
+        // the same ones).
+        kv_cache_free_outside_window(kv, ctx->model->hp.n_swa, kv->n_cells, next_pos);
     }
     if (n_tokens > kv->n_cells - kv->used) {
         return tern_fail(TERN_ERR_CONTEXT_FULL, "batch of %" PRIu32 " tokens does not fit: %" PRIu32 " of %" PRIu32 " KV cells free", n_tokens,

@@ -16,6 +16,7 @@ extern "C" void tern_perf_context(const tern_context * ctx, tern_perf_data * out
     memset(out, 0, sizeof(*out));
     if (!ctx) return;
     out->t_load_ms = tern_model_load_ms(ctx->model);
+    tern_model_load_split(ctx->model, &out->t_load_file_ms, &out->t_load_repack_ms, &out->t_load_upload_ms);
     out->t_p_eval_ms = (double) ctx->t_p_eval_us / 1000.0;
     out->t_eval_ms = (double) ctx->t_eval_us / 1000.0;
     out->n_p_eval = saturate(ctx->n_p_eval);

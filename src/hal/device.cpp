@@ -90,10 +90,14 @@ tern_status device_open(const char * spec, size_t len, hal_device * out) {
     for (int32_t i = 0; kind_at(i); i++) {
         const tern_hal_device_desc * kd = kind_at(i);
         if (strlen(kd->name) != k || memcmp(kd->name, spec, k) != 0) continue;
+        tern_error_clear();
         const int32_t n = kd->count();
         if (index >= n) {
-            return tern_fail(TERN_ERR_NOT_FOUND, "device '%.*s': %s has %d instance%s here%s", (int) name_len, spec, kd->name,
-                             (int) n, n == 1 ? "" : "s", n == 0 ? (tern_last_error()[0] ? ": " : "") : "");
+            // count() may have said why there are none (no driver): keep its line.
+            char why[400];
+            snprintf(why, sizeof(why), "%s", n == 0 ? tern_last_error() : "");
+            return tern_fail(TERN_ERR_NOT_FOUND, "device '%.*s': %s has %d instance%s here%s%s", (int) name_len, spec, kd->name,
+                             (int) n, n == 1 ? "" : "s", why[0] ? ": " : "", why);
         }
         tern_status st = open_instance(kd, index, params, out);
         if (st != TERN_OK) tern_error_prefix("device '%.*s': ", (int) name_len, spec);
@@ -114,7 +118,9 @@ int32_t device_open_implicit(hal_device * out, int32_t n_max) {
         if (!kd->implicit) continue;
         const int32_t count = kd->count();
         for (int32_t j = 0; j < count && n < n_max; j++) {
-            if (open_instance(kd, j, "", &out[n]) == TERN_OK) n++;
+            if (open_instance(kd, j, "", &out[n]) != TERN_OK) continue;
+            if (out[n].caps.software) device_close(&out[n]);   // used only where --device names it
+            else n++;
         }
     }
     tern_error_clear();
@@ -171,4 +177,14 @@ extern "C" int32_t tern_hal_list_devices(char (*names)[32], int32_t n) {
         }
     }
     return total;
+}
+
+extern "C" tern_status tern_hal_describe_device(const char * name, char * buf, size_t size) {
+    if (!name || !buf || size == 0) return tern_fail(TERN_ERR_INVALID_ARG, "hal_describe_device: NULL argument");
+    hal_device d;
+    const tern_status st = device_open(name, strlen(name), &d);
+    if (st != TERN_OK) return st;
+    snprintf(buf, size, "%s", d.desc->describe(d.dev));
+    device_close(&d);
+    return TERN_OK;
 }

@@ -27,7 +27,8 @@ struct hal_device {
 tern_status device_open(const char * spec, size_t len, hal_device * out);
 void        device_close(hal_device * d);
 // The kinds that offer themselves for -ngl without a device list (desc->implicit),
-// every instance of them, opened into out[0..n_max). Returns how many (0: none present).
+// every instance of them but software ones (caps.software: lavapipe), opened
+// into out[0..n_max). Returns how many (0: none present).
 int32_t     device_open_implicit(hal_device * out, int32_t n_max);
 // Names of the kinds built in and registered ("sim vulkan"), for messages.
 const char * device_kinds(void);

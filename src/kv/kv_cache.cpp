@@ -41,6 +41,7 @@ void kv_cache_clear(kv_cache * kv) {
     kv->used = 0;
     kv->head = 0;
     kv->has_shift = false;
+    for (uint32_t s = 0; s < TERN_MAX_SEQ; s++) kv->swa_lost[s] = -1;
 }
 
 static void free_cell(kv_cache * kv, kv_cell * c) {
@@ -97,8 +98,42 @@ uint32_t kv_cache_n_kv(const kv_cache * kv) {
     return padded < kv->n_cells ? padded : kv->n_cells;
 }
 
+// The window's lost bound of one sequence after positions [p0, p1) moved to
+// f(position) (f grows with its argument): the bound is the highest lost
+// position, so lost positions may lie anywhere below it. In the range it
+// moves; positions below p0 stay (bound at least p0 - 1 when f lowers it);
+// the range below the bound may hold lost positions that moved up.
+template <typename F>
+static tern_pos lost_moved(tern_pos lost, tern_pos p0, tern_pos p1, F f) {
+    if (lost < 0 || lost < p0) return lost;
+    int64_t moved;
+    if (lost < p1) {
+        moved = f((int64_t) lost);
+        if (p0 > 0 && moved < (int64_t) p0 - 1) moved = (int64_t) p0 - 1;
+    } else {
+        moved = f((int64_t) p1 - 1);
+        if (moved < lost) moved = lost;
+    }
+    if (moved < 0) return -1;  // pushed below 0: removed
+    return moved > INT32_MAX - 1 ? INT32_MAX - 1 : (tern_pos) moved;
+}
+
+// Every sequence whose bound the move touches: seq itself exactly, a sequence
+// sharing moved cells (its lost ones may have been shared too) the larger.
+template <typename F>
+static void lost_move_all(kv_cache * kv, tern_seq_id seq, tern_pos p0, tern_pos p1, F f) {
+    for (uint32_t s = 0; s < TERN_MAX_SEQ; s++) {
+        const tern_pos moved = lost_moved(kv->swa_lost[s], p0, p1, f);
+        if ((tern_seq_id) s == seq) kv->swa_lost[s] = moved;
+        else if (moved > kv->swa_lost[s]) kv->swa_lost[s] = moved;
+    }
+}
+
 void kv_cache_seq_rm(kv_cache * kv, tern_seq_id seq, tern_pos p0, tern_pos p1) {
     clamp_range(&p0, &p1);
+    for (uint32_t s = 0; s < TERN_MAX_SEQ; s++) {  // lost positions in the range are removed too
+        if ((seq < 0 || (tern_seq_id) s == seq) && kv->swa_lost[s] >= p0 && kv->swa_lost[s] < p1) kv->swa_lost[s] = p0 - 1;
+    }
     const uint64_t drop = seq < 0 ? ~(uint64_t) 0 : (uint64_t) 1 << seq;
     for (uint32_t i = 0; i < kv->n_cells; i++) {
         kv_cell * c = &kv->cells[i];
@@ -112,6 +147,10 @@ void kv_cache_seq_cp(kv_cache * kv, tern_seq_id src, tern_seq_id dst, tern_pos p
     if (src == dst) return;
     clamp_range(&p0, &p1);
     const uint64_t from = (uint64_t) 1 << src, to = (uint64_t) 1 << dst;
+    if (kv->swa_lost[src] >= p0) {  // dst now needs what src lost in the range
+        const tern_pos lost = kv->swa_lost[src] < p1 ? kv->swa_lost[src] : p1 - 1;
+        if (lost > kv->swa_lost[dst]) kv->swa_lost[dst] = lost;
+    }
     for (uint32_t i = 0; i < kv->n_cells; i++) {
         kv_cell * c = &kv->cells[i];
         if ((c->seq_mask & from) && c->pos >= p0 && c->pos < p1) c->seq_mask |= to;
@@ -120,6 +159,9 @@ void kv_cache_seq_cp(kv_cache * kv, tern_seq_id src, tern_seq_id dst, tern_pos p
 
 void kv_cache_seq_keep(kv_cache * kv, tern_seq_id seq) {
     const uint64_t keep = (uint64_t) 1 << seq;
+    for (uint32_t s = 0; s < TERN_MAX_SEQ; s++) {
+        if ((tern_seq_id) s != seq) kv->swa_lost[s] = -1;
+    }
     for (uint32_t i = 0; i < kv->n_cells; i++) {
         kv_cell * c = &kv->cells[i];
         if (c->seq_mask == 0) continue;
@@ -132,6 +174,7 @@ void kv_cache_seq_keep(kv_cache * kv, tern_seq_id seq) {
 void kv_cache_seq_add(kv_cache * kv, tern_seq_id seq, tern_pos p0, tern_pos p1, tern_pos delta) {
     if (delta == 0) return;
     clamp_range(&p0, &p1);
+    lost_move_all(kv, seq, p0, p1, [delta](int64_t p) { return p + delta; });
     const uint64_t bit = (uint64_t) 1 << seq;
     for (uint32_t i = 0; i < kv->n_cells; i++) {
         kv_cell * c = &kv->cells[i];
@@ -150,6 +193,7 @@ void kv_cache_seq_add(kv_cache * kv, tern_seq_id seq, tern_pos p0, tern_pos p1, 
 void kv_cache_seq_div(kv_cache * kv, tern_seq_id seq, tern_pos p0, tern_pos p1, int d) {
     if (d <= 1) return;
     clamp_range(&p0, &p1);
+    lost_move_all(kv, seq, p0, p1, [d](int64_t p) { return p / d; });
     const uint64_t bit = (uint64_t) 1 << seq;
     for (uint32_t i = 0; i < kv->n_cells; i++) {
         kv_cell * c = &kv->cells[i];
@@ -252,6 +296,10 @@ uint32_t kv_cache_free_outside_window(kv_cache * kv, uint32_t n_swa, uint32_t n,
             dead = (int64_t) next_pos[s] - c->pos >= (int64_t) n_swa;
         }
         if (!dead) continue;
+        for (uint64_t m = c->seq_mask; m; m &= m - 1) {
+            const int s = __builtin_ctzll(m);
+            if (c->pos > kv->swa_lost[s]) kv->swa_lost[s] = c->pos;
+        }
         free_cell(kv, c);
         freed++;
     }

@@ -20,7 +20,18 @@
 // Sliding-window attention (phi3: model_hparams.n_swa > 0): the mask also
 // hides cells n_swa or more positions behind the token, and when a batch
 // finds too few free cells the cells every holder has left behind are freed
-// for reuse (kv_cache_free_outside_window).
+// for reuse (kv_cache_free_outside_window). Those positions are gone, and a
+// token that would attend one of them cannot be computed exactly: each
+// sequence keeps swa_lost, the highest position the window freed for it
+// (-1: none), and a token at position p of sequence s needs
+// p >= swa_lost[s] + n_swa (decode.cpp refuses it otherwise: a rollback
+// past the window). Sequence operations carry swa_lost along: seq_rm of a
+// range holding it lowers it below the range (those positions are removed
+// anyway), seq_add / seq_div move it with the range (for a sequence that
+// only shares the moved cells, the larger of old and moved), seq_cp gives
+// dst src's, seq_keep and clear forget the others'. It is a bound by
+// position, never by cell: the same whether or not the cache was
+// defragmented, and saved with the state (context/state.cpp).
 //
 // Cells are not kept in position order: a batch takes the free cells
 // kv_cache_find_slots() finds (below), and the graph writes
@@ -80,6 +91,7 @@ struct kv_cache {
     uint32_t   head;       // where the next slot search starts
     bool       has_shift;  // some cell has a pending delta
     kv_cell *  cells;      // [n_cells]
+    tern_pos   swa_lost[TERN_MAX_SEQ];  // highest position the window freed per sequence, -1: none
     tern_storage * k;      // [n_layer] each layer's K rows (set by the context)
     tern_storage * v;      // [n_layer] each layer's V rows
 };

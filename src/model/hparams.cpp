@@ -105,11 +105,16 @@ tern_status hparams_load(const gguf_file * f, const char * arch, uint32_t n_voca
         else return tern_fail(TERN_ERR_UNSUPPORTED, "%s.rope.scaling.type '%.*s' is not supported", arch,
                               (int) scaling.len, scaling.data);
     }
+    // The factor: 0 means no scaling (llama.cpp: "0 = unset"), as an absent key.
     float factor = 0.0f;
-    if (gguf_find_key(f, r.name("rope.scaling.factor")) >= 0) {
-        TERN_TRY(r.f32_or("rope.scaling.factor", 1.0f, 0.0f, 1.0e6f, &factor));
-    } else if (gguf_find_key(f, r.name("rope.scale_linear")) >= 0) {
-        TERN_TRY(r.f32_or("rope.scale_linear", 1.0f, 0.0f, 1.0e6f, &factor));
+    static const char * const kFactorKeys[] = {"rope.scaling.factor", "rope.scale_linear"};
+    for (const char * suffix : kFactorKeys) {
+        if (gguf_find_key(f, r.name(suffix)) < 0) continue;
+        if (!gguf_get_f32(f, r.key, &factor)) return TERN_ERR_FORMAT;  // gguf_get_f32 named the key and type
+        if (!isfinite(factor) || factor < 0.0f || factor > 1.0e6f) {
+            return tern_fail(TERN_ERR_FORMAT, "key '%s': %g is out of range [0, 1e6] (0: no scaling)", r.key, (double) factor);
+        }
+        break;
     }
     if (factor != 0.0f && h->rope_scaling != 0) h->rope_freq_scale = 1.0f / factor;
     if (h->rope_scaling == 2 && h->rope_freq_base == 1.0f) {

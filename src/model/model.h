@@ -72,6 +72,15 @@ struct tern_model {
     size_t              sizing_scratch_size;
     int                 sizing_busy;
     model_devices *     devices;     // where layers and weights run (model/placement.h); NULL: the CPU alone
+    // The fingerprint saved states carry (model/fingerprint.h): computed at
+    // load before a repack, else at the first state call; known and claim
+    // are 0/1 flags (atomic builtins).
+    uint64_t            fingerprint;
+    int                 fingerprint_known;
+    int                 fingerprint_claim;
+    // Load time past the file (files.load_ms): the repack and the device upload.
+    double              load_repack_ms;
+    double              load_upload_ms;
 };
 
 namespace tern {

@@ -13,7 +13,7 @@
 #include "core/log.h"
 #include "core/sort.h"
 #include "core/status.h"
-#include "tensor/blocks.h"
+#include "tensor/finite.h"
 #include "tensor/types.h"
 
 namespace tern {
@@ -228,63 +228,8 @@ void sort_load_order(const model_file_tensor * t, uint32_t * idx, uint32_t n) {
 
 // ---- check_tensors --------------------------------------------------------------------
 
-bool fp16_finite(uint16_t h) { return (h & 0x7c00) != 0x7c00; }
-
-// Where a block format keeps its fp16 scales (d, then m / dmin / s).
-struct scale_layout {
-    tern_type type;
-    size_t    block_bytes;
-    int       off0;
-    int       off1;  // -1: one scale
-};
-
-const scale_layout kScaleLayouts[] = {
-    {TERN_TYPE_Q4_0, sizeof(block_q4_0), offsetof(block_q4_0, d), -1},
-    {TERN_TYPE_Q4_1, sizeof(block_q4_1), offsetof(block_q4_1, d), offsetof(block_q4_1, m)},
-    {TERN_TYPE_Q5_0, sizeof(block_q5_0), offsetof(block_q5_0, d), -1},
-    {TERN_TYPE_Q5_1, sizeof(block_q5_1), offsetof(block_q5_1, d), offsetof(block_q5_1, m)},
-    {TERN_TYPE_Q8_0, sizeof(block_q8_0), offsetof(block_q8_0, d), -1},
-    {TERN_TYPE_Q8_1, sizeof(block_q8_1), offsetof(block_q8_1, d), offsetof(block_q8_1, s)},
-    {TERN_TYPE_IQ4_NL, sizeof(block_iq4_nl), offsetof(block_iq4_nl, d), -1},
-    {TERN_TYPE_Q2_K, sizeof(block_q2_K), offsetof(block_q2_K, d), offsetof(block_q2_K, dmin)},
-    {TERN_TYPE_Q3_K, sizeof(block_q3_K), offsetof(block_q3_K, d), -1},
-    {TERN_TYPE_Q4_K, sizeof(block_q4_K), offsetof(block_q4_K, d), offsetof(block_q4_K, dmin)},
-    {TERN_TYPE_Q5_K, sizeof(block_q5_K), offsetof(block_q5_K, d), offsetof(block_q5_K, dmin)},
-    {TERN_TYPE_Q6_K, sizeof(block_q6_K), offsetof(block_q6_K, d), -1},
-};
-
-uint16_t load_u16(const uint8_t * p) { uint16_t v; memcpy(&v, p, 2); return v; }
-uint32_t load_u32(const uint8_t * p) { uint32_t v; memcpy(&v, p, 4); return v; }
-bool f32_bits_finite(uint32_t u) { return (u & 0x7f800000u) != 0x7f800000u; }
-
-bool tensor_finite(const model_file_tensor * t) {
-    const uint8_t * p = t->data;
-    switch (t->type) {
-        case TERN_TYPE_F32:
-            for (uint64_t i = 0; i + 4 <= t->bytes; i += 4) if (!f32_bits_finite(load_u32(p + i))) return false;
-            return true;
-        case TERN_TYPE_F16:
-            for (uint64_t i = 0; i + 2 <= t->bytes; i += 2) if (!fp16_finite(load_u16(p + i))) return false;
-            return true;
-        case TERN_TYPE_BF16:
-            for (uint64_t i = 0; i + 2 <= t->bytes; i += 2) if ((load_u16(p + i) & 0x7f80) == 0x7f80) return false;
-            return true;
-        case TERN_TYPE_Q8_K:
-            for (uint64_t i = 0; i + sizeof(block_q8_K) <= t->bytes; i += sizeof(block_q8_K)) {
-                if (!f32_bits_finite(load_u32(p + i + offsetof(block_q8_K, d)))) return false;
-            }
-            return true;
-        default: break;
-    }
-    for (const scale_layout & l : kScaleLayouts) {
-        if (l.type != t->type) continue;
-        for (uint64_t i = 0; i + l.block_bytes <= t->bytes; i += l.block_bytes) {
-            if (!fp16_finite(load_u16(p + i + l.off0))) return false;
-            if (l.off1 >= 0 && !fp16_finite(load_u16(p + i + l.off1))) return false;
-        }
-    }
-    return true;
-}
+// F32/F16/BF16 values and block scales (tensor/finite.h); a tensor's bytes are whole blocks.
+bool tensor_finite(const model_file_tensor * t) { return tern_data_finite(t->type, t->data, (size_t) t->bytes); }
 
 // Workers take tensors from a shared counter; worker 0 (the caller) reports progress.
 struct check_job {

@@ -36,6 +36,10 @@ void model_devices_close(tern_model *) {}
 
 using namespace hal;
 
+// Imports cover whole pages of the mapping (its start is page-aligned; the
+// smallest page size rounds its end: the mapping covers at least that).
+const uint64_t kImportPage = 4096;
+
 size_t model_devices_size(uint32_t n_layer) {
     return arena_padded(sizeof(model_devices)) + arena_padded((size_t) n_layer + 1);
 }
@@ -104,10 +108,28 @@ tern_status model_place(tern_model * m, const tern_model_params * p) {
     TERN_TRY(overrides_parse(p->tensor_overrides, md->dev, md->n, ov, &n_ov));
     for (int32_t il = 0; il < n_layer; il++) if (md->layer_device[il] >= 0) md->n_layers_on[md->layer_device[il]]++;
 
+    // Devices that hold the mapped file itself (see placement.h).
+    tern_buffer * bufs = md->weights;
+    const port_file_map & map = m->files.sources[0].map;
+    const bool mapped = m->files.n_splits == 1 && strcmp(m->files.load_path, "mmap") == 0 && map.addr;
+    const uint64_t span = mapped ? (map.size + kImportPage - 1) / kImportPage * kImportPage : 0;
+    for (int32_t d = 0; d < md->n; d++) {
+        const hal_device * dv = &md->dev[d];
+        md->imported[d] = false;
+        if (!mapped || !dv->caps.import_host || md->n_layers_on[d] + (md->layer_device[n_layer] == d) == 0) continue;
+        tern_hal_buffer * hb = NULL;
+        if (dv->desc->buffer_import_host(dv->dev, map.addr, span, &hb) != TERN_OK) {
+            TERN_LOGI("%s: cannot import the mapped model (%s): weights are copied", dv->name, tern_last_error());
+            tern_error_clear();
+            continue;
+        }
+        md->imported[d] = true;
+        bufs[d].handle = hb;
+    }
+
     // Each weight's device; device weights get offsets in their device's
     // buffer, a file tensor already copied to that device is shared.
     uint64_t offset[TERN_MAX_DEVICES] = {0};
-    tern_buffer * bufs = md->weights;
     TERN_TRY(each_weight(m, [&](model_weight * w, int32_t il) -> tern_status {
         if (!w->data) return TERN_OK;
         const int8_t layer_dev = il < 0 ? (int8_t) HAL_HOST : md->layer_device[il];
@@ -129,6 +151,13 @@ tern_status model_place(tern_model * m, const tern_model_params * p) {
             }
             return TERN_OK;
         });
+        if (md->imported[dev]) {   // the file's own layout: the tensor's offset in the mapping
+            const model_file_tensor * ft = &m->files.tensors[w->file_tensor];
+            w->st.buffer = &bufs[dev];
+            w->st.offset = (size_t) (ft->data - (const uint8_t *) map.addr) + w->file_offset;
+            if (!shared) offset[dev] += ft->bytes;   // bytes of weights it runs (reported)
+            return TERN_OK;
+        }
         if (shared) return TERN_OK;
         const uint64_t align = md->dev[dev].caps.alignment;
         offset[dev] = (offset[dev] + align - 1) / align * align;
@@ -141,9 +170,10 @@ tern_status model_place(tern_model * m, const tern_model_params * p) {
     for (int32_t d = 0; d < md->n; d++) {
         md->weight_bytes[d] = offset[d];
         bufs[d].host = NULL;
-        bufs[d].size = (size_t) offset[d];
+        bufs[d].size = md->imported[d] ? (size_t) span : (size_t) offset[d];
         bufs[d].device = d;
         bufs[d].usage = TERN_BUFFER_WEIGHTS;
+        if (md->imported[d]) continue;
         bufs[d].handle = NULL;
         if (offset[d] == 0) continue;
         const hal_device * dv = &md->dev[d];
@@ -169,6 +199,7 @@ tern_status model_upload(tern_model * m) {
     TERN_TRY(each_weight(m, [&](model_weight * w, int32_t) -> tern_status {
         if (!w->data || !w->st.buffer || w->st.buffer->device < 0) return TERN_OK;
         const int32_t d = w->st.buffer->device;
+        if (md->imported[d]) return TERN_OK;   // the mapping itself: nothing to copy
         // Copied once: by the first weight (in the same order) that uses this copy.
         bool first = true;
         each_weight(m, [&](model_weight * o, int32_t) -> tern_status {

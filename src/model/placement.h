@@ -9,6 +9,15 @@
 // model_upload (each device weight copied from the file, in the file's
 // layout; a file tensor two weights share is copied once per device).
 //
+// Held once (UMA): a device that can import host memory (caps.import_host)
+// and a model mmap'd from one file: the device's weights buffer is the
+// mapping itself, imported (buffer_import_host of the page-aligned span of
+// the whole file, so each weight's offset in it is its offset in the file);
+// nothing is copied at upload. Imported before the CPU repacks its own
+// weights: the repack rewrites only rows the CPU runs, never a device's. An
+// import the device refuses (alignment, size, a driver that cannot pin the
+// pages) falls back to the copy.
+//
 // A token embedding tied to the output: the embedding (get_rows, the input
 // part) stays on the host; the output matrix is its own weight, placed with
 // the output part, so a device running the output holds a copy of those
@@ -34,6 +43,7 @@ struct model_devices {
     int8_t *         layer_device;                   // [n_layer + 1], -1 the host; [n_layer]: the output part
     tern_buffer      weights[TERN_MAX_DEVICES];      // each device's weights (handle: its buffer)
     uint64_t         weight_bytes[TERN_MAX_DEVICES];
+    bool             imported[TERN_MAX_DEVICES];     // the buffer is the mapped file, imported (UMA: held once)
     int32_t          n_layers_on[TERN_MAX_DEVICES];  // layers each device runs
     uint64_t         host_weight_bytes;
 };

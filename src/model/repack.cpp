@@ -1,5 +1,6 @@
 // Repacking the matmul weights at load (see repack.h).
 #include "model/repack.h"
+#include "model/fingerprint.h"
 #include "core/arena.h"
 #include "core/status.h"
 #include "cpu/kernels/kernel_set.h"
@@ -72,7 +73,7 @@ size_t model_repack_group_bytes(tern_type type, int32_t n_dims, const int64_t * 
     return (size_t) ks->repack_rows[type] * tern_row_size(type, ne[0]);
 }
 
-tern_status model_repack_weights(tern_model * m) {
+tern_status model_repack_weights(tern_model * m, model_repack_report report, void * user) {
     if (m->vocab_only || !m->arch || strcmp(m->files.load_path, "blob") == 0) return TERN_OK;
     repacker rp;
     rp.ks = tern_kernels();
@@ -84,8 +85,10 @@ tern_status model_repack_weights(tern_model * m) {
     const bool mapped = strcmp(m->files.load_path, "mmap") == 0;
     uintptr_t span_lo[MODEL_FILES_MAX_SPLITS], span_hi[MODEL_FILES_MAX_SPLITS];
     for (int32_t i = 0; i < MODEL_FILES_MAX_SPLITS; i++) span_lo[i] = span_hi[i] = 0;
+    uint64_t total = 0, done = 0;  // bytes rewritten (progress)
     each_matmul_weight(m, rp.ks, [&](model_weight * w) {
         if (!rp.wants(*w)) return TERN_OK;
+        total += rp.group_bytes(*w) * (uint64_t) rp.n_groups(*w);
         if (rp.group_bytes(*w) > rp.scratch_size) rp.scratch_size = rp.group_bytes(*w);
         const uintptr_t lo = (uintptr_t) w->data, hi = lo + rp.group_bytes(*w) * (size_t) rp.n_groups(*w);
         for (int32_t i = 0; mapped && i < m->files.n_splits; i++) {
@@ -97,6 +100,9 @@ tern_status model_repack_weights(tern_model * m) {
         return TERN_OK;
     });
     if (rp.scratch_size == 0) return TERN_OK;
+    // Saved states name the model by its bytes in the file's layout: taken
+    // now, before the first one is rewritten (model/fingerprint.h).
+    model_fingerprint_at_load(m);
     for (int32_t i = 0; mapped && i < m->files.n_splits; i++) {
         if (span_hi[i] == 0) continue;
         void * at = (void *) span_lo[i];
@@ -109,7 +115,16 @@ tern_status model_repack_weights(tern_model * m) {
     const size_t mark = arena_temp_mark(&m->files.arena);
     rp.scratch = (uint8_t *) arena_alloc_temp(&m->files.arena, rp.scratch_size);
     if (!rp.scratch) return tern_fail(TERN_ERR_INTERNAL, "repack: %zu bytes of scratch were not reserved", rp.scratch_size);
-    tern_status st = each_matmul_weight(m, rp.ks, [&](model_weight * w) { return rp.rewrite(w); });
+    tern_status st = each_matmul_weight(m, rp.ks, [&](model_weight * w) {
+        const bool wanted = rp.wants(*w);
+        const uint64_t bytes = wanted ? rp.group_bytes(*w) * (uint64_t) rp.n_groups(*w) : 0;
+        TERN_TRY(rp.rewrite(w));
+        done += bytes;
+        if (wanted && report && !report(user, (float) ((double) done / (double) total))) {
+            return tern_fail(TERN_ERR_CANCELLED, "load cancelled by the progress callback");
+        }
+        return TERN_OK;
+    });
     arena_temp_release(&m->files.arena, mark);
     for (int32_t i = 0; mapped && i < m->files.n_splits; i++) {
         if (span_hi[i] == 0) continue;

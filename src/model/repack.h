@@ -34,6 +34,9 @@ namespace tern {
 // this type and shape (0: not repacked): the scratch the rewrite needs.
 size_t model_repack_group_bytes(tern_type type, int32_t n_dims, const int64_t * ne);
 
-tern_status model_repack_weights(tern_model * m);
+// report(user, done) after each rewritten weight, done in [0, 1] by bytes;
+// false from it cancels (TERN_ERR_CANCELLED). report may be NULL.
+typedef bool (*model_repack_report)(void * user, float done);
+tern_status model_repack_weights(tern_model * m, model_repack_report report, void * user);
 
 }  // namespace tern

@@ -39,10 +39,12 @@ struct binder {
         const int want_dims = ne1 ? 2 : 1;
         bool ok = t->ne[0] == ne0 && (ne1 ? t->ne[1] == ne1 : t->ne[1] == 1) && t->ne[2] == 1 && t->ne[3] == 1;
         if (!ok) {
-            return tern_fail(TERN_ERR_SHAPE, "tensor '%s' has shape [%lld, %lld, %lld, %lld], expected [%lld%s%lld]",
+            char want[64];  // "[128]" for a vector, "[64, 128]" for a matrix
+            if (want_dims == 2) snprintf(want, sizeof(want), "[%lld, %lld]", (long long) ne0, (long long) ne1);
+            else snprintf(want, sizeof(want), "[%lld]", (long long) ne0);
+            return tern_fail(TERN_ERR_SHAPE, "tensor '%s' has shape [%lld, %lld, %lld, %lld], expected %s",
                              name, (long long) t->ne[0], (long long) t->ne[1], (long long) t->ne[2],
-                             (long long) t->ne[3], (long long) ne0, want_dims == 2 ? ", " : "",
-                             want_dims == 2 ? (long long) ne1 : 0LL);
+                             (long long) t->ne[3], want);
         }
         const tern_type_traits * tr = tern_type_traits_get(t->type);
         if (!tr) return tern_fail(TERN_ERR_UNSUPPORTED, "tensor '%s': type %d not compiled in", name, (int) t->type);

@@ -379,16 +379,18 @@ static tern_status read_special_ids(const gguf_file * f, tern_vocab * v) {
     for (size_t i = 0; i < sizeof(k_ids) / sizeof(k_ids[0]); i++) {
         tern_token * id = k_ids[i].id;
         if (*id >= v->n_tokens) *id = -1;
-        if (gguf_find_key(f, k_ids[i].key) < 0) continue;
-        uint32_t value;
-        if (!gguf_get_u32(f, k_ids[i].key, &value)) return tern_fail(TERN_ERR_FORMAT, "%s: not an integer", k_ids[i].key);
-        if (value >= (uint32_t) v->n_tokens) {
-            // llama.cpp warns and keeps the default (converters write 0xFFFFFFFF for "none").
-            if (value == 0xFFFFFFFFu) {
-                TERN_LOGI("%s: none (0xFFFFFFFF)\n", k_ids[i].key);
+        const int64_t at = gguf_find_key(f, k_ids[i].key);
+        if (at < 0) continue;
+        // Any integer type: converters write 0xFFFFFFFF (u32) or -1 (i32) for "none".
+        int64_t value;
+        if (!gguf_kv_int(&f->kv[at], &value)) return tern_fail(TERN_ERR_FORMAT, "%s: not an integer", k_ids[i].key);
+        if (value < 0 || value >= (int64_t) v->n_tokens) {
+            // llama.cpp warns and keeps the default.
+            if (value == 0xFFFFFFFFll || value < 0) {
+                TERN_LOGI("%s: none (%lld: no such token), the default kept\n", k_ids[i].key, (long long) value);
             } else {
-                TERN_LOGW("%s: token id %" PRIu32 " outside the vocabulary of %" PRId32 " tokens, ignored\n", k_ids[i].key,
-                          value, v->n_tokens);
+                TERN_LOGW("%s: token id %lld outside the vocabulary of %" PRId32 " tokens, ignored\n", k_ids[i].key,
+                          (long long) value, v->n_tokens);
             }
             continue;
         }

@@ -14,7 +14,7 @@ if [ ! -f "$lib" ]; then
     exit 1
 fi
 syms=$("$NM" -C "$lib" 2>/dev/null | grep -E ' [TtDdBbRrW] ' | grep -E 'tern::hal::|tern_hal_' | sort -u)
-objs=$(ar t "$lib" | grep -E '^(sched|graph_cache|sim_device|offload|regex|device)\.cpp\.o$')
+objs=$(ar t "$lib" | grep -E '^(sched|graph_cache|sim_device|offload|regex|device|vk_[a-z_]+)\.cpp\.o$')
 n_syms=$(printf '%s' "$syms" | grep -c . || true)
 n_objs=$(printf '%s' "$objs" | grep -c . || true)
 case "$want" in

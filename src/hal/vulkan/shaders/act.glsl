@@ -1,0 +1,75 @@
+// The activation side of MUL_MAT: a weight of TYPE meets activations rounded
+// as the CPU backend rounds them for that type's dot product (tensor/types.h
+// vec_dot_type), so the device computes the same quantity the CPU does, in a
+// different float order:
+//   F32, F16 weights  fp32 activations as they are (ACT_F32)
+//   BF16              activations rounded to bf16 (ACT_BF16)
+//   Q4_0 Q5_0 Q8_0 IQ4_NL, Q4_1 Q5_1   Q8_0 / Q8_1 levels per 32 values:
+//                     l = round-half-even(x * 127 / amax), value fp16(amax / 127) * l (ACT_Q8)
+//   Q2_K .. Q6_K      Q8_K levels per 256 values: max the value of largest
+//                     magnitude (the first), iscale = -127 / max,
+//                     l = min(127, round-half-even(iscale * x)), value l / iscale (ACT_Q8K)
+// A block holding a NaN or Inf gets scale NaN (levels 0): the NaN reaches the
+// output as on the CPU. Needs BIND_F32(2, x, ...) (src1).
+#if TYPE == TERN_F32 || TYPE == TERN_F16
+#define ACT_F32 1
+#define QKA 1
+#elif TYPE == TERN_BF16
+#define ACT_BF16 1
+#define QKA 1
+#elif TYPE == TERN_Q2_K || TYPE == TERN_Q3_K || TYPE == TERN_Q4_K || TYPE == TERN_Q5_K || TYPE == TERN_Q6_K
+#define ACT_Q8K 1
+#define QKA 256
+#else
+#define ACT_Q8 1
+#define QKA 32
+#endif
+
+// (id, d) of the QKA values from byte `at` of x: id multiplies x into a level, d scales a level back.
+vec2 act_params(uint at) {
+    float amax = 0.0, mx = 0.0;
+    bool ok = true;
+    for (uint k = 0u; k < uint(QKA); k++) {
+        const float v = x_f[(at >> 2) + k];
+        ok = ok && finite(v);
+        if (abs(v) > amax) {
+            amax = abs(v);
+            mx = v;
+        }
+    }
+    if (!ok) return vec2(0.0, uintBitsToFloat(0x7fc00000u));
+#if ACT_Q8K
+    if (amax == 0.0) return vec2(0.0);
+    const float iscale = -127.0 / mx;
+    return vec2(iscale, 1.0 / iscale);
+#else
+    return vec2(amax != 0.0 ? 127.0 / amax : 0.0, f16_round(amax / 127.0));
+#endif
+}
+
+// Q8_1 (Q4_1, Q5_1 weights): s = fp16(sum of the block's levels * amax / 127), the
+// unrounded scale, as tensor/quants.h's quantize_act_q8_1 (q: act_params of the block).
+float act_s(uint at, vec2 q) {
+    if (q.x == 0.0) return q.y * 0.0;   // all levels 0 (NaN stays NaN)
+    int sum = 0;
+    float amax = 0.0;
+    for (uint k = 0u; k < uint(QKA); k++) {
+        const float v = x_f[(at >> 2) + k];
+        amax = max(amax, abs(v));
+        sum += int(roundEven(q.x * v));
+    }
+    return f16_round(float(sum) * (amax / 127.0));
+}
+
+// One activation value as the dot product sees it (q: act_params of its block).
+float act_value(float v, vec2 q) {
+#if ACT_F32
+    return v;
+#elif ACT_BF16
+    return uintBitsToFloat(f32_to_bf16_bits(v) << 16);
+#elif ACT_Q8K
+    return q.y * min(127.0, roundEven(q.x * v));
+#else
+    return q.y * roundEven(q.x * v);
+#endif
+}
