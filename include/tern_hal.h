@@ -69,13 +69,17 @@ typedef enum tern_hal_op {
     TERN_HAL_OP_MUL = 5,
     TERN_HAL_OP_SCALE = 6,       /* params[0] scale */
     TERN_HAL_OP_MUL_MAT = 7,     /* src0 weight [K, N], src1 F32 [K, M] -> F32 [N, M]; src2 F32 bias [N] or absent */
-    TERN_HAL_OP_ROPE_CACHE = 8,  /* src0 I32 positions -> F32 [n_rot, n] (cos, sin); params: tern_hal_rope_params */
+    TERN_HAL_OP_ROPE_CACHE = 8,  /* src0 I32 positions -> F32 [n_rot, n] (cos, sin); params: tern_hal_rope_params;
+                                    src1 F32 [n_rot/2] frequency factors (each pair's angle divided) or absent */
     TERN_HAL_OP_ROPE = 9,        /* src0 F32 [hd, n_head, n], src1 ROPE_CACHE's result */
     TERN_HAL_OP_SET_ROWS = 10,   /* dst rows idx[i] of src0 = src1 row i (F32 converted, or src0's type copied) */
-    TERN_HAL_OP_ATTN = 11,       /* q, k, v, mask, bounds (I32 [n_tokens]); params[0] scale */
+    TERN_HAL_OP_ATTN = 11,       /* q, k, v, mask, bounds (I32 [n_tokens]); params[0] scale, params[1] soft cap
+                                    (float bits; 0: none, else q.k -> tanh(q.k / c) * c before the scale) */
     TERN_HAL_OP_SWIGLU = 12,     /* silu(src0) * src1 */
     TERN_HAL_OP_ARGMAX = 13,
-    TERN_HAL_OP_COPY_ROWS = 14   /* src0 rows ids[i] copied byte for byte */
+    TERN_HAL_OP_COPY_ROWS = 14,  /* src0 rows ids[i] copied byte for byte */
+    TERN_HAL_OP_GEGLU = 15,      /* gelu(src0) * src1, GELU's tanh form on F16-rounded values (src/cpu/kernels/vec.h) */
+    TERN_HAL_OP_SOFTCAP = 16     /* tanh(src0 / c) * c, params[0] c */
 } tern_hal_op;
 
 /* ROPE_CACHE / ROPE params[] (the first 9 slots, floats by bit pattern). */

@@ -132,11 +132,16 @@ tern_status model_finish(model_files * files, const tern_model_params * p, tern_
     }
     m->arch = model_arch_find(m->arch_name);
     if (!m->arch) {
+        const char * needs = model_arch_needs(m->arch_name);
+        if (needs) {
+            return tern_fail(TERN_ERR_UNSUPPORTED, "architecture '%s' is not compiled in (it needs: %s; TERN_ARCHS of this "
+                             "build: %s)", m->arch_name, needs, model_arch_list());
+        }
         return tern_fail(TERN_ERR_UNSUPPORTED, "unknown architecture '%s' (compiled in: %s)", m->arch_name,
                          model_arch_list());
     }
     TERN_TRY(hparams_load(f, m->arch_name, n_vocab, &m->hp));
-    if (m->arch->sliding_window) TERN_TRY(hparams_load_sliding_window(f, m->arch_name, &m->hp));
+    TERN_TRY(hparams_load_arch(f, m->arch_name, m->arch, &m->hp));
     TERN_TRY(model_bind_weights(m));
     m->sizing_scratch_size = context_sizing_scratch_size(m->hp.n_layer, TERN_WITH_HAL && ((p->devices && p->devices[0]) || p->n_gpu_layers != 0));
     m->sizing_scratch = (uint8_t *) arena_alloc(&m->files.arena, m->sizing_scratch_size, TERN_MEM_MODEL_TABLES);

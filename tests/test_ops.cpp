@@ -139,6 +139,27 @@ static void test_elementwise() {
         return tg_swiglu(gb, at, bt);
     }, [&] { put(at, a); put(bt, b); });
     check_close("swiglu", as_f32(sw), want_swiglu, 1e-6);
+    // GEGLU: GELU's tanh form through llama.cpp's F16 table (input and result
+    // rounded to F16; one F16 step, 2^-11 relative, where float tanhf and the
+    // double here round apart); SOFTCAP: tanh(x / c) * c.
+    std::vector<double> want_geglu, want_softcap;
+    for (int64_t i = 0; i < ne0 * n; i++) {
+        const double h = tern_fp16_to_fp32(tern_fp32_to_fp16(a[i]));
+        const double g = tern_fp16_to_fp32(tern_fp32_to_fp16((float) (0.5 * h * (1.0 + tanh(0.7978845608028654 * h * (1.0 + 0.044715 * h * h))))));
+        want_geglu.push_back(g * b[i]);
+        want_softcap.push_back(tanh(a[i] / 3.0) * 3.0);
+    }
+    auto ge = run_op("geglu", [&](tern_graph_builder * gb) {
+        at = test_input(gb, TERN_TYPE_F32, 2, { ne0, n });
+        bt = test_input(gb, TERN_TYPE_F32, 2, { ne0, n });
+        return tg_geglu(gb, at, bt);
+    }, [&] { put(at, a); put(bt, b); });
+    check_close("geglu", as_f32(ge), want_geglu, 1e-3);
+    auto cap = run_op("softcap", [&](tern_graph_builder * gb) {
+        at = test_input(gb, TERN_TYPE_F32, 2, { ne0, n });
+        return tg_softcap(gb, at, 3.0f);
+    }, [&] { put(at, a); });
+    check_close("softcap", as_f32(cap), want_softcap, 1e-6);
 }
 
 static void test_argmax() {

@@ -197,6 +197,7 @@ tern_status context_place(tern_context * ctx, context_placer * pl) {
         TERN_TRY(kv_cache_init(kv, pl->arena, p->n_ctx, h->n_layer, hparams_n_embd_k_gqa(h), hparams_n_embd_v_gqa(h),
                                p->type_k, p->type_v));
     }
+    kv->n_seq_max = p->n_seq_max;
     const size_t k_layer = kv_cache_k_layer_bytes(kv), v_layer = kv_cache_v_layer_bytes(kv);
     size_t host_layers = h->n_layer;
 #if TERN_WITH_HAL

@@ -86,10 +86,10 @@ tern_status window_check(const tern_context * ctx, int32_t i, tern_pos pos, tern
     const tern_pos lost = ctx->kv.swa_lost[id];
     if (n_swa == 0 || lost < 0 || (int64_t) pos >= (int64_t) lost + n_swa) return TERN_OK;
     return tern_fail(TERN_ERR_INVALID_ARG,
-                     "batch token %" PRId32 ": position %" PRId32 " of sequence %" PRId32 " attends positions from %" PRId64 " on (window %" PRIu32 "), "
+                     "batch token %" PRId32 ": position %" PRId32 " of sequence %" PRId32 " attends positions from %lld on (window %" PRIu32 "), "
                      "but the window already freed positions up to %" PRId32 " (the lowest held: tern_kv_cache_seq_pos_min = %" PRId32 "): "
                      "decode that sequence again from its start",
-                     i, pos, id, (int64_t) pos - n_swa + 1, n_swa, lost, kv_cache_seq_pos_min(&ctx->kv, id));
+                     i, pos, id, (long long) pos - n_swa + 1, n_swa, lost, kv_cache_seq_pos_min(&ctx->kv, id));
 }
 
 tern_status batch_validate(const tern_context * ctx, const tern_batch * b) {
@@ -204,8 +204,15 @@ tern_status decode_ubatch(tern_context * ctx, const tern_batch * b, int32_t i0, 
     fill_i32(ctx->io.tokens, b->token + i0, n);
     fill_i32(ctx->io.pos, ctx->positions, n);
     fill_i32(ctx->io.slots, ctx->slots, n);
-    kv_cache_fill_mask(&ctx->kv, kv_cache_n_kv(&ctx->kv), ctx->kv.n_cells, n, ctx->positions, ctx->seq_masks, m->hp.n_swa,
+    // A model whose layers all window (phi3) has the window in its one mask; one
+    // that windows some (gemma2) has a second mask for those.
+    const uint32_t n_kv = kv_cache_n_kv(&ctx->kv);
+    kv_cache_fill_mask(&ctx->kv, n_kv, ctx->kv.n_cells, n, ctx->positions, ctx->seq_masks, hparams_swa_mixed(&m->hp) ? 0 : m->hp.n_swa,
                        (float *) ctx->io.mask->data, (int32_t *) ctx->io.bounds->data);
+    if (ctx->io.mask_swa) {
+        kv_cache_fill_mask(&ctx->kv, n_kv, ctx->kv.n_cells, n, ctx->positions, ctx->seq_masks, m->hp.n_swa,
+                           (float *) ctx->io.mask_swa->data, (int32_t *) ctx->io.bounds_swa->data);
+    }
     int32_t * ids = (int32_t *) ctx->io.out_ids->data;
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -296,7 +303,7 @@ tern_status decode_batch(tern_context * ctx, tern_batch batch) {
     }
     const uint32_t n_tokens = (uint32_t) batch.n_tokens;
     kv_cache * kv = &ctx->kv;
-    if (n_tokens > kv->n_cells - kv->used && ctx->model->hp.n_swa > 0) {
+    if (n_tokens > kv->n_cells - kv->used && ctx->model->hp.n_swa > 0 && !hparams_swa_mixed(&ctx->model->hp)) {
         // Sliding window: reuse the cells no later token can attend. Positions of
         // a sequence only grow (batch_validate), so past its highest one
         // nothing older than the window is seen again.

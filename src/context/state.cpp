@@ -283,8 +283,8 @@ tern_status check_header(const tern_context * ctx, const header & h, int kind, u
     const uint64_t fp = model_fingerprint(ctx->model);
     if (h.v[H_MODEL_LO] != (uint32_t) fp || h.v[H_MODEL_HI] != (uint32_t) (fp >> 32)) {
         return tern_fail(TERN_ERR_INVALID_ARG, "state: saved from another model of this shape (fingerprint %08" PRIx32 "%08" PRIx32
-                         ", this model's %016" PRIx64 ": other weights or hyper-parameters)",
-                         h.v[H_MODEL_HI], h.v[H_MODEL_LO], fp);
+                         ", this model's %016llx: other weights or hyper-parameters)",
+                         h.v[H_MODEL_HI], h.v[H_MODEL_LO], (unsigned long long) fp);
     }
     if (h.v[H_TYPE_K] != (uint32_t) kv->type_k || h.v[H_TYPE_V] != (uint32_t) kv->type_v) {
         // Type ids from the file are printed as numbers: they need not be valid enum values.

@@ -64,6 +64,8 @@ static void compute_node(const tern_op_ctx * c, tern_tensor * node) {
         case TERN_OP_SET_ROWS: tern_op_set_rows(c, node); break;
         case TERN_OP_ATTN: tern_op_attn(c, node); break;
         case TERN_OP_SWIGLU: tern_op_swiglu(c, node); break;
+        case TERN_OP_GEGLU: tern_op_geglu(c, node); break;
+        case TERN_OP_SOFTCAP: tern_op_softcap(c, node); break;
         case TERN_OP_ARGMAX: tern_op_argmax(c, node); break;
         case TERN_OP_COPY_ROWS: tern_op_copy_rows(c, node); break;
         default: break;

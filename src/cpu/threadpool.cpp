@@ -31,11 +31,11 @@ struct pool_worker {
     tern_threadpool * pool;
     int32_t           ith;
     port_thread *     thread;
-    alignas(64) std::atomic<uint64_t> window;     // the job id while inside a window, 0 outside
-    std::atomic<uint32_t> item_seq;               // odd while computing an item
-    std::atomic<uint64_t> benched_until;          // sits out step jobs with smaller ids
-    std::atomic<int64_t>  bench_end_us;           // ... or until this time (port_time_us)
-    std::atomic<int32_t>  backoff;                // jobs the next bench lasts
+    alignas(64) pool_atomic<uint64_t> window;     // the job id while inside a window, 0 outside
+    pool_atomic<uint32_t> item_seq;               // odd while computing an item
+    pool_atomic<uint64_t> benched_until;          // sits out step jobs with smaller ids
+    pool_atomic<int64_t>  bench_end_us;           // ... or until this time (port_time_us)
+    pool_atomic<int32_t>  backoff;                // jobs the next bench lasts
 };
 
 } // namespace
@@ -45,30 +45,30 @@ struct pool_worker {
 // The public type (tern.h) is global; its members are Tern's own types.
 using namespace tern;
 struct tern_threadpool {
-    alignas(64) std::atomic<int32_t> arrived;      // classic: workers at the current barrier
-    alignas(64) std::atomic<int32_t> generation;   // classic: barrier phase, bumped by the last arrival
-    alignas(64) std::atomic<int32_t> kickoffs;     // jobs started
-    std::atomic<int32_t> sleepers;                 // workers sleeping on cond (kick-offs, barriers, steps)
-    std::atomic<int32_t> bench_sleepers;           // benched workers sleeping on cond until their bench ends
-    std::atomic<uint64_t> last_job;                // the id of the last step job started
-    std::atomic<bool>    stop;
-    std::atomic<int32_t> in_use;                   // 1 while a decode owns the pool (tern_threadpool_acquire)
-    alignas(64) std::atomic<int32_t> caller_cpu;   // CPU of the thread that started the current job, or -1
-    std::atomic<int32_t> job_kind;
-    std::atomic<int32_t> classic_kick;             // the kick-off count that starts the classic job in job_kind
+    alignas(64) pool_atomic<int32_t> arrived;      // classic: workers at the current barrier
+    alignas(64) pool_atomic<int32_t> generation;   // classic: barrier phase, bumped by the last arrival
+    alignas(64) pool_atomic<int32_t> kickoffs;     // jobs started
+    pool_atomic<int32_t> sleepers;                 // workers sleeping on cond (kick-offs, barriers, steps)
+    pool_atomic<int32_t> bench_sleepers;           // benched workers sleeping on cond until their bench ends
+    pool_atomic<uint64_t> last_job;                // the id of the last step job started
+    pool_atomic<bool>    stop;
+    pool_atomic<int32_t> in_use;                   // 1 while a decode owns the pool (tern_threadpool_acquire)
+    alignas(64) pool_atomic<int32_t> caller_cpu;   // CPU of the thread that started the current job, or -1
+    pool_atomic<int32_t> job_kind;
+    pool_atomic<int32_t> classic_kick;             // the kick-off count that starts the classic job in job_kind
     // The step job being published, under a sequence lock (odd while written).
-    alignas(64) std::atomic<uint32_t> snap_seq;
-    std::atomic<const tern_step_ops *> snap_ops;
-    std::atomic<const void *> snap_job;
-    std::atomic<uint64_t> snap_id;
-    std::atomic<uint64_t> snap_base;
-    alignas(64) std::atomic<uint64_t> active_job;  // the step job in progress (0: none)
-    std::atomic<uint64_t> abort_job;               // the job that stops after its current step
-    std::atomic<uint64_t> abort_checked;           // the last step the caller asked abort() about
+    alignas(64) pool_atomic<uint32_t> snap_seq;
+    pool_atomic<const tern_step_ops *> snap_ops;
+    pool_atomic<const void *> snap_job;
+    pool_atomic<uint64_t> snap_id;
+    pool_atomic<uint64_t> snap_base;
+    alignas(64) pool_atomic<uint64_t> active_job;  // the step job in progress (0: none)
+    pool_atomic<uint64_t> abort_job;               // the job that stops after its current step
+    pool_atomic<uint64_t> abort_checked;           // the last step the caller asked abort() about
     uint64_t             next_base;                // first step tag of the next job
     uint64_t             n_jobs;
-    std::atomic<uint64_t> n_benched;
-    std::atomic<uint64_t> n_worker_jobs;
+    pool_atomic<uint64_t> n_benched;
+    pool_atomic<uint64_t> n_worker_jobs;
     int32_t              n_threads;
     bool                 keep_apart;               // workers leave the caller's CPU (see worker_main)
     int32_t              spin_rounds;
@@ -132,7 +132,7 @@ static void wake_sleepers(tern_threadpool * pool) {
 // Wait until `counter` differs from `seen`: spin (spin_rounds, at most
 // SLEEP_US), yielding every 64 rounds so that with more threads than free
 // cores the one waited for gets to run; then sleep.
-static void wait_for_change(tern_threadpool * pool, const std::atomic<int32_t> & counter, int32_t seen) {
+static void wait_for_change(tern_threadpool * pool, const pool_atomic<int32_t> & counter, int32_t seen) {
     const int64_t t0 = port_time_us();
     for (int32_t r = 0; r < pool->spin_rounds; r++) {
         if (counter.load(std::memory_order_acquire) != seen) return;
@@ -150,7 +150,7 @@ static void wait_for_change(tern_threadpool * pool, const std::atomic<int32_t> &
     port_mutex_unlock(pool->mutex);
 }
 
-static void bump(tern_threadpool * pool, std::atomic<int32_t> & counter) {
+static void bump(tern_threadpool * pool, pool_atomic<int32_t> & counter) {
     counter.fetch_add(1, std::memory_order_seq_cst);
     wake_sleepers(pool);
 }
@@ -296,7 +296,7 @@ struct step_runner {
                     cpu_at[w] = -1;
                 }
                 watching = true;
-                continue;
+                continue;   // the next round times them (no sleep before it)
             }
             bool probing = false;   // a verdict pending: do not sleep before it
             for (int32_t w = 1; w < nth; w++) {
@@ -306,9 +306,16 @@ struct step_runner {
                     seen[w] = now;
                     since[w] = now_us;
                     cpu_at[w] = -1;
+                    if ((now & 1) && pw->benched_until.load(std::memory_order_relaxed) <= id) probing = true;
                     continue;
                 }
-                if (!(now & 1) || now_us - since[w] <= BENCH_US || pw->benched_until.load(std::memory_order_relaxed) > id) continue;
+                if (!(now & 1) || pw->benched_until.load(std::memory_order_relaxed) > id) continue;
+                if (now_us - since[w] <= BENCH_US) {
+                    // In an item, not yet timed out: no sleep before its verdict (a
+                    // waiter descheduled past SLEEP_US would otherwise never judge it).
+                    if (cpu_at[w] != -2) probing = true;
+                    continue;
+                }
                 bool late = true;
                 const int64_t cpu = port_thread_cpu_us(pw->thread);
                 if (cpu >= 0) {

@@ -37,7 +37,7 @@
 // Decode reads the weights from DRAM, and those broken streams measured 20%
 // slower than one stretch per worker (qwen2.5-0.5b Q4_0, 2 threads).
 #pragma once
-#include <atomic>
+#include "cpu/pool_atomic.h"
 #include <stdint.h>
 
 namespace tern {
@@ -51,17 +51,17 @@ static inline uint64_t step_tag(uint64_t w) { return w >> STEP_COUNT_BITS; }
 static inline uint64_t step_count(uint64_t w) { return w & (((uint64_t) 1 << STEP_COUNT_BITS) - 1); }
 
 struct alignas(64) tern_claim_word {
-    std::atomic<uint64_t> v;
+    pool_atomic<uint64_t> v;
 };
 
 struct tern_step_set {
-    alignas(64) std::atomic<uint64_t> init;   // tag << 1 | busy; the fields below under it, as a sequence lock
-    std::atomic<int64_t>  n_items;
-    std::atomic<int32_t>  node;               // -1: the job's end
-    std::atomic<int32_t>  phase;
-    std::atomic<uint64_t> job;                // the id of the job the step belongs to
+    alignas(64) pool_atomic<uint64_t> init;   // tag << 1 | busy; the fields below under it, as a sequence lock
+    pool_atomic<int64_t>  n_items;
+    pool_atomic<int32_t>  node;               // -1: the job's end
+    pool_atomic<int32_t>  phase;
+    pool_atomic<uint64_t> job;                // the id of the job the step belongs to
     tern_claim_word *     claim;              // [n_threads]
-    alignas(64) std::atomic<uint64_t> done;   // step_word(tag, items completed)
+    alignas(64) pool_atomic<uint64_t> done;   // step_word(tag, items completed)
 };
 
 // Items of step `tag` completed so far, from a done word.

@@ -344,15 +344,16 @@ tern_tensor * tg_mul_mat_bias(tern_graph_builder * gb, tern_tensor * w, tern_ten
     return t;
 }
 
-tern_tensor * tg_rope_cache(tern_graph_builder * gb, tern_tensor * pos, const tern_rope_params * p) {
+tern_tensor * tg_rope_cache(tern_graph_builder * gb, tern_tensor * pos, const tern_rope_params * p, tern_tensor * factors) {
     if (!pos) return NULL;
     if (pos->type != TERN_TYPE_I32 || n_rows(pos) != 1 || p->n_rot <= 0 || p->n_rot % 2 != 0 ||
-        (p->mode != TERN_ROPE_NORMAL && p->mode != TERN_ROPE_NEOX)) {
-        return builder_error(gb, TERN_ERR_SHAPE, "rope_cache", "pos " SHAPE_FMT ", n_rot %" PRId32 ", mode %" PRId32 " (need 1-D I32, even n_rot)",
-                             SHAPE_ARGS(pos), p->n_rot, p->mode);
+        (p->mode != TERN_ROPE_NORMAL && p->mode != TERN_ROPE_NEOX) ||
+        (factors && (factors->type != TERN_TYPE_F32 || tern_tensor_nelements(factors) != p->n_rot / 2 || !tern_tensor_is_contiguous(factors)))) {
+        return builder_error(gb, TERN_ERR_SHAPE, "rope_cache", "pos " SHAPE_FMT ", n_rot %" PRId32 ", mode %" PRId32 " (need 1-D I32, even n_rot, "
+                             "F32 factors [n_rot/2])", SHAPE_ARGS(pos), p->n_rot, p->mode);
     }
     int64_t ne[2] = { p->n_rot, pos->ne[0] };
-    tern_tensor * t = new_op(gb, TERN_OP_ROPE_CACHE, "rope_cache", TERN_TYPE_F32, 2, ne, pos);
+    tern_tensor * t = new_op(gb, TERN_OP_ROPE_CACHE, "rope_cache", TERN_TYPE_F32, 2, ne, pos, factors);
     if (t) memcpy(t->op_params, p, sizeof(*p));
     return t;
 }
@@ -389,7 +390,7 @@ tern_tensor * tg_set_rows(tern_graph_builder * gb, tern_tensor * dst, tern_tenso
 }
 
 tern_tensor * tg_attn(tern_graph_builder * gb, tern_tensor * q, tern_tensor * k, tern_tensor * v, tern_tensor * mask,
-                      tern_tensor * bounds, float scale) {
+                      tern_tensor * bounds, float scale, float softcap) {
     if (!q || !k || !v) return NULL;
     // K and V: F16/F32 views [hd, n_head_kv, n_kv], or a quantized (Q8_0/Q4_0)
     // cache as 2-D [n_embd_gqa, n_kv] (head slices need not be whole blocks).
@@ -429,7 +430,10 @@ tern_tensor * tg_attn(tern_graph_builder * gb, tern_tensor * q, tern_tensor * k,
     }
     int64_t ne[2] = { hd_v * q->ne[1], q->ne[2] };
     tern_tensor * t = new_op(gb, TERN_OP_ATTN, "attn", TERN_TYPE_F32, 2, ne, q, k, v, mask, bounds);
-    if (t) set_param_f32(t, 0, scale);
+    if (t) {
+        set_param_f32(t, 0, scale);
+        set_param_f32(t, 1, softcap > 0.0f ? softcap : 0.0f);
+    }
     return t;
 }
 
@@ -451,6 +455,25 @@ tern_tensor * tg_swiglu(tern_graph_builder * gb, tern_tensor * gate, tern_tensor
                              SHAPE_ARGS(gate), SHAPE_ARGS(up));
     }
     return new_op(gb, TERN_OP_SWIGLU, "swiglu", TERN_TYPE_F32, gate->n_dims, gate->ne, gate, up);
+}
+
+tern_tensor * tg_geglu(tern_graph_builder * gb, tern_tensor * gate, tern_tensor * up) {
+    if (!gate || !up) return NULL;
+    if (!f32_rows(gate) || !f32_rows(up) || !same_shape(gate, up)) {
+        return builder_error(gb, TERN_ERR_SHAPE, "geglu", "gate " SHAPE_FMT ", up " SHAPE_FMT " (need same-shape F32)",
+                             SHAPE_ARGS(gate), SHAPE_ARGS(up));
+    }
+    return new_op(gb, TERN_OP_GEGLU, "geglu", TERN_TYPE_F32, gate->n_dims, gate->ne, gate, up);
+}
+
+tern_tensor * tg_softcap(tern_graph_builder * gb, tern_tensor * x, float cap) {
+    if (!x) return NULL;
+    if (!f32_rows(x) || !(cap > 0.0f)) {
+        return builder_error(gb, TERN_ERR_SHAPE, "softcap", "x " SHAPE_FMT ", cap %g (need F32 rows, cap > 0)", SHAPE_ARGS(x), (double) cap);
+    }
+    tern_tensor * t = new_op(gb, TERN_OP_SOFTCAP, "softcap", TERN_TYPE_F32, x->n_dims, x->ne, x);
+    if (t) set_param_f32(t, 0, cap);
+    return t;
 }
 
 tern_tensor * tg_argmax(tern_graph_builder * gb, tern_tensor * x) {

@@ -49,7 +49,8 @@ enum tern_op {
     TERN_OP_MUL_MAT,     // src0 weights [K, N] any type, src1 F32 [K, M] -> F32 [N, M]
                          //   src1 rows quantized once to src0's vec_dot_type (work buffer)
     TERN_OP_ROPE_CACHE,  // src0 I32 positions [n_tokens] -> F32 [n_rot, n_tokens]: (cos, sin) pairs,
-                         //   computed once per graph, shared by every layer's ROPE
+                         //   computed once per graph, shared by every layer's ROPE; src1 F32 [n_rot/2]
+                         //   frequency factors or NULL: pair i's angle divided by src1[i]
     TERN_OP_ROPE,        // src0 F32 [head_dim, n_head, n_tokens] (may be a strided view), src1 ROPE_CACHE
                          //   -> F32 contiguous, same shape; mode normal (adjacent pairs) or neox (halves)
     TERN_OP_SET_ROWS,    // src0: destination buffer [row_len, n_rows] (any type with from_float), src1 F32
@@ -60,10 +61,15 @@ enum tern_op {
                          //   bounds I32 [n_tokens] or NULL: token t reads cells [0, bounds[t]) only (one
                          //   past its last visible cell; the mask is read no further), so a graph made
                          //   for every cell of the cache serves any fill. f scale -> F32 [hd_v * n_head, n_tokens].
+                         //   f softcap (param 1; 0: none): each q.k becomes tanh(q.k * (1/c)) * c before
+                         //   the scale and the mask (gemma2)
     TERN_OP_SWIGLU,      // silu(src0) * src1, F32 same shape
     TERN_OP_ARGMAX,      // src0 F32 [ne0, n] -> I32 [n]
     TERN_OP_COPY_ROWS,   // src0 [ne0, n_rows] any type, src1 I32 [n] -> [ne0, n] of src0's type: rows
                          //   copied byte for byte (KV defragmentation gathers rows with it)
+    TERN_OP_GEGLU,       // gelu(src0) * src1, F32 same shape: GELU's tanh form as llama.cpp's F16 table
+                         //   gives it (kernels/vec.h)
+    TERN_OP_SOFTCAP,     // src0 F32 -> tanh(src0 * (1/c)) * c, f c (gemma2's final logits)
     TERN_OP_COUNT
 };
 
@@ -153,22 +159,25 @@ tern_tensor * tg_mul_mat(tern_graph_builder * gb, tern_tensor * w, tern_tensor *
 // W x + b in one node (b: F32 [w->ne[1]], added to each output row as the chunk is
 // written; the same floats as tg_add of the product, one node and barrier less).
 tern_tensor * tg_mul_mat_bias(tern_graph_builder * gb, tern_tensor * w, tern_tensor * x, tern_tensor * b);
-tern_tensor * tg_rope_cache(tern_graph_builder * gb, tern_tensor * pos, const tern_rope_params * p);
+// factors: F32 [n_rot/2] (RoPE frequency factors) or NULL.
+tern_tensor * tg_rope_cache(tern_graph_builder * gb, tern_tensor * pos, const tern_rope_params * p, tern_tensor * factors = NULL);
 tern_tensor * tg_rope(tern_graph_builder * gb, tern_tensor * x, tern_tensor * cache);
 tern_tensor * tg_set_rows(tern_graph_builder * gb, tern_tensor * dst, tern_tensor * rows, tern_tensor * idx);
 // bounds: I32 [n_tokens] or NULL (every cell of k, up to the mask's last visible one).
 tern_tensor * tg_attn(tern_graph_builder * gb, tern_tensor * q, tern_tensor * k, tern_tensor * v, tern_tensor * mask,
-                      tern_tensor * bounds, float scale);
+                      tern_tensor * bounds, float scale, float softcap = 0.0f);
 // Raw rows of any type (no conversion): dst row i = table row ids[i], byte for byte.
 tern_tensor * tg_copy_rows(tern_graph_builder * gb, tern_tensor * table, tern_tensor * ids);
 tern_tensor * tg_swiglu(tern_graph_builder * gb, tern_tensor * gate, tern_tensor * up);
+tern_tensor * tg_geglu(tern_graph_builder * gb, tern_tensor * gate, tern_tensor * up);
+tern_tensor * tg_softcap(tern_graph_builder * gb, tern_tensor * x, float cap);
 tern_tensor * tg_argmax(tern_graph_builder * gb, tern_tensor * x);
 void tg_set_name(tern_tensor * t, const char * fmt, ...);
 // Name "name-il" (il >= 0) or "name" and tag the layer, as llama.cpp's cb(cur, name, il). Returns t.
 tern_tensor * tg_cb(tern_tensor * t, const char * name, int32_t il);
 
 // Op parameters as the kernels read them.
-float            tg_param_f32(const tern_tensor * t, int i);   // eps (RMS_NORM), scale (SCALE, ATTN)
+float            tg_param_f32(const tern_tensor * t, int i);   // eps (RMS_NORM), scale (SCALE, ATTN), cap (SOFTCAP)
 tern_rope_params tg_rope_params(const tern_tensor * t);        // ROPE_CACHE, ROPE
 // A view's storage from its owner's (after the owner got its bytes).
 void tern_tensor_follow_owner(tern_tensor * t);

@@ -85,6 +85,8 @@ struct kv_cache {
     uint32_t   n_layer;
     uint32_t   n_embd_k;   // n_embd_k_gqa
     uint32_t   n_embd_v;   // n_embd_v_gqa
+    uint32_t   n_seq_max;  // sequences sharing the cells (the context's; 0 read as 1): n_cells /
+                           // n_seq_max is a sequence's context, which picks LongRoPE's factors
     tern_type  type_k;
     tern_type  type_v;
     uint32_t   used;       // non-empty cells

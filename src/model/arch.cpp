@@ -5,20 +5,39 @@
 
 namespace tern {
 
-static const model_arch k_archs[] = {
-#if TERN_WITH_ARCH_LLAMA
-    { "llama", TERN_ROPE_NORMAL, false, false, false, false, false },
-#endif
-#if TERN_WITH_ARCH_QWEN2
-    { "qwen2", TERN_ROPE_NEOX, true, false, false, false, false },
-#endif
-#if TERN_WITH_ARCH_QWEN3
-    { "qwen3", TERN_ROPE_NEOX, false, true, false, false, false },
-#endif
-#if TERN_WITH_ARCH_PHI3
-    { "phi3", TERN_ROPE_NEOX, false, false, true, true, true },
-#endif
+namespace {
+
+struct arch_entry {
+    model_arch arch;
+    bool compiled;  // TERN_ARCHS lists it
 };
+
+// Every architecture Tern knows; those compiled out keep their name and needs
+// only (for the refusal), never a code path.
+const arch_entry k_archs[] = {
+    { { "llama", TERN_ROPE_NORMAL, ARCH_ROPE_FREQS,
+        "RMS norm, SwiGLU, NORMAL RoPE (+ Llama 3 frequency factors)" }, TERN_WITH_ARCH_LLAMA },
+    { { "qwen2", TERN_ROPE_NEOX, ARCH_QKV_BIAS,
+        "q/k/v biases, NEOX RoPE" }, TERN_WITH_ARCH_QWEN2 },
+    { { "qwen3", TERN_ROPE_NEOX, ARCH_QK_NORM,
+        "q/k RMS norms, NEOX RoPE" }, TERN_WITH_ARCH_QWEN3 },
+    { { "phi3", TERN_ROPE_NEOX, ARCH_FUSED | ARCH_Q_PRESCALE | ARCH_LONGROPE | ARCH_SLIDING_WINDOW,
+        "fused q|k|v and gate|up, sliding window on every layer, LongRoPE factors" }, TERN_WITH_ARCH_PHI3 },
+    { { "granite", TERN_ROPE_NORMAL, ARCH_ROPE_FREQS | ARCH_SCALES,
+        "llama with embedding, residual, attention and logit scales" }, TERN_WITH_ARCH_GRANITE },
+    { { "gemma2", TERN_ROPE_NEOX, ARCH_Q_PRESCALE | ARCH_GEMMA | ARCH_SLIDING_WINDOW,
+        "GELU FFN, post-norms, attention and final soft-capping, sliding window on even layers (two masks)" },
+      TERN_WITH_ARCH_GEMMA2 },
+};
+
+const arch_entry * entry_of(const char * name) {
+    for (const arch_entry & e : k_archs) {
+        if (strcmp(e.arch.name, name) == 0) return &e;
+    }
+    return NULL;
+}
+
+}  // namespace
 
 static const char k_arch_list[] = ""
 #if TERN_WITH_ARCH_LLAMA
@@ -33,13 +52,22 @@ static const char k_arch_list[] = ""
 #if TERN_WITH_ARCH_PHI3
     " phi3"
 #endif
+#if TERN_WITH_ARCH_GRANITE
+    " granite"
+#endif
+#if TERN_WITH_ARCH_GEMMA2
+    " gemma2"
+#endif
     ;
 
 const model_arch * model_arch_find(const char * name) {
-    for (const model_arch & a : k_archs) {
-        if (strcmp(a.name, name) == 0) return &a;
-    }
-    return NULL;
+    const arch_entry * e = entry_of(name);
+    return e && e->compiled ? &e->arch : NULL;
+}
+
+const char * model_arch_needs(const char * name) {
+    const arch_entry * e = entry_of(name);
+    return e ? e->arch.needs : NULL;
 }
 
 const char * model_arch_list(void) { return k_arch_list[0] ? k_arch_list + 1 : "(none)"; }

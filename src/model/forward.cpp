@@ -7,7 +7,7 @@
 
 namespace tern {
 
-int32_t forward_tensor_bound(uint32_t n_layer) { return 64 + 48 * (int32_t) n_layer; }
+int32_t forward_tensor_bound(uint32_t n_layer) { return 64 + 56 * (int32_t) n_layer; }
 
 namespace {
 
@@ -70,16 +70,27 @@ tern_rope_params forward_rope_params(const tern_model * m) {
     rp.freq_base = h->rope_freq_base;
     rp.freq_scale = h->rope_freq_scale;
     rp.ext_factor = h->rope_scaling == 2 ? 1.0f : 0.0f;
-    rp.attn_factor = 1.0f;
+    rp.attn_factor = h->rope_attn_factor;
     rp.beta_fast = 32.0f;
     rp.beta_slow = 1.0f;
     return rp;
 }
 
+const model_weight * forward_rope_factors(const tern_model * m, const kv_cache * kv) {
+    if (m->w.rope_freqs.data) return &m->w.rope_freqs;
+    if (!m->w.rope_long.data) return NULL;
+    // LongRoPE, as llama.cpp chooses: the long factors once a sequence's share of
+    // the context passes the original training context.
+    const uint32_t n_seq = kv->n_seq_max ? kv->n_seq_max : 1;
+    return kv->n_cells / n_seq > m->hp.n_ctx_orig_yarn ? &m->w.rope_long : &m->w.rope_short;
+}
+
 tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_shape shape,
                           tern_graph_builder * gb, tern_graph * g, forward_io * io) {
     const model_hparams * h = &m->hp;
-    const model_arch * arch = m->arch;
+    const uint32_t flags = m->arch->flags;
+    const bool residual_scale = k_arch_granite && h->residual_scale != 0.0f;
+    const bool gemma = k_arch_gemma && (flags & ARCH_GEMMA);
     const int64_t n_tokens = shape.n_tokens;
     const int32_t n_layer = (int32_t) h->n_layer;
     tern_graph_builder_reset(gb);
@@ -92,15 +103,25 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
     io->slots = fb.input(TERN_TYPE_I32, n_tokens, 0, "inp_slots");
     io->mask = fb.input(TERN_TYPE_F32, kv->n_cells, n_tokens, "inp_mask");
     io->bounds = fb.input(TERN_TYPE_I32, n_tokens, 0, "inp_kv_bounds");
+    io->mask_swa = NULL;
+    io->bounds_swa = NULL;
+    if (hparams_swa_mixed(h)) {  // gemma2: the windowed layers' own mask and bounds
+        io->mask_swa = fb.input(TERN_TYPE_F32, kv->n_cells, n_tokens, "inp_mask_swa");
+        io->bounds_swa = fb.input(TERN_TYPE_I32, n_tokens, 0, "inp_kv_bounds_swa");
+        if (!io->mask_swa || !io->bounds_swa) return TERN_ERR_NO_MEMORY;
+    }
     io->out_ids = fb.input(TERN_TYPE_I32, shape.n_outputs, 0, "inp_out_ids");
     if (!io->tokens || !io->pos || !io->slots || !io->mask || !io->bounds || !io->out_ids) return TERN_ERR_NO_MEMORY;
 
+    // [n_rot, n_tokens] (cos, sin), shared by all layers; the frequency factors
+    // (Llama 3, LongRoPE) are divided in here, once.
+    const model_weight * factors = forward_rope_factors(m, kv);
     const tern_rope_params rp = forward_rope_params(m);
-    tern_tensor * rope_cache = tg_cb(tg_rope_cache(gb, io->pos, &rp), "rope_cache", -1);  // [n_rot, n_tokens], shared by all layers
+    tern_tensor * rope_cache = tg_cb(tg_rope_cache(gb, io->pos, &rp, factors ? fb.weight(*factors) : NULL), "rope_cache", -1);
 
-    const float kq_scale = 1.0f / sqrtf((float) h->n_embd_head_k);
     const model_weight none = {};
     tern_tensor * x = tg_cb(tg_get_rows(gb, fb.weight(m->w.tok_embd), io->tokens), "inp_embd", -1);  // [n_embd, n_tokens]
+    if ((k_arch_granite || k_arch_gemma) && h->embd_scale != 0.0f) x = tg_cb(tg_scale(gb, x, h->embd_scale), "inp_scaled", -1);
     for (int32_t il = 0; il < n_layer && x; il++) {
         gb->layer = il;  // every tensor made below is this layer's
         const model_layer * l = &m->w.layers[il];
@@ -114,13 +135,15 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
         int64_t k_ne[3] = { h->n_embd_head_k, h->n_head_kv, n_tokens };
         q = tg_reshape(gb, q, 3, q_ne);
         k = tg_reshape(gb, k, 3, k_ne);
-        if (arch->qk_norm) {
+        if (flags & ARCH_QK_NORM) {
             q = tg_cb(tg_rms_norm(gb, q, fb.weight(l->q_norm), h->norm_rms_eps), "Qcur_normed", il);
             k = tg_cb(tg_rms_norm(gb, k, fb.weight(l->k_norm), h->norm_rms_eps), "Kcur_normed", il);
         }
         q = tg_cb(tg_rope(gb, q, rope_cache), "Qcur_rope", il);
         k = tg_cb(tg_rope(gb, k, rope_cache), "Kcur_rope", il);
-        if (arch->q_prescale && q) q = tg_cb(tg_scale(gb, q, kq_scale), "Qcur_scaled", il);  // phi3: attention then scales by 1
+        // phi3: q scaled here (llama.cpp rounds the scaled q to F16), the attention by 1.
+        const bool prescale = (flags & ARCH_Q_PRESCALE) != 0;
+        if (prescale && q) q = tg_cb(tg_scale(gb, q, h->attn_scale), "Qcur_scaled", il);
         if (!q || !k) return TERN_ERR_NO_MEMORY;
 
         // Write this batch's keys and values into the cache, then attend over its cells.
@@ -132,10 +155,13 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
         kc = tg_cb(tg_set_rows(gb, kc, tg_reshape(gb, k, 2, k_rows), io->slots), "k_stored", il);
         vc = tg_cb(tg_set_rows(gb, vc, v, io->slots), "v_stored", il);
         if (!kc || !vc) return TERN_ERR_NO_MEMORY;
+        const bool swa = io->mask_swa && hparams_layer_swa(h, il);  // gemma2's windowed layers: the second mask
         tern_tensor * attn = tg_cb(tg_attn(gb, q, fb.cache_view(kc, h->n_embd_head_k, kv->n_cells, "k", il),
-                                           fb.cache_view(vc, h->n_embd_head_v, kv->n_cells, "v", il), io->mask, io->bounds,
-                                           arch->q_prescale ? 1.0f : kq_scale), "kqv_out", il);
+                                           fb.cache_view(vc, h->n_embd_head_v, kv->n_cells, "v", il),
+                                           swa ? io->mask_swa : io->mask, swa ? io->bounds_swa : io->bounds,
+                                           prescale ? 1.0f : h->attn_scale, h->attn_softcap), "kqv_out", il);
         cur = tg_cb(fb.linear(attn, l->wo, none), "attn_out", il);  // [n_embd, n_tokens]
+        if (gemma) cur = tg_cb(tg_rms_norm(gb, cur, fb.weight(l->attn_post_norm), h->norm_rms_eps), "attn_post_norm", il);
         if (!cur) return TERN_ERR_NO_MEMORY;
 
         if (il == n_layer - 1) {
@@ -143,11 +169,15 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
             cur = tg_cb(tg_get_rows(gb, cur, io->out_ids), "attn_out_kept", il);
             x = tg_cb(tg_get_rows(gb, x, io->out_ids), "inp_kept", il);
         }
+        if (residual_scale) cur = tg_cb(tg_scale(gb, cur, h->residual_scale), "attn_out_scaled", il);  // granite
         tern_tensor * ffn_in = tg_cb(tg_add(gb, cur, x), "ffn_inp", il);
         cur = tg_cb(tg_rms_norm(gb, ffn_in, fb.weight(l->ffn_norm), h->norm_rms_eps), "ffn_norm", il);
         tern_tensor * gate = tg_cb(fb.linear(cur, l->ffn_gate, none), "ffn_gate", il);  // [n_ff, n_tokens]
         tern_tensor * up = tg_cb(fb.linear(cur, l->ffn_up, none), "ffn_up", il);
-        cur = tg_cb(fb.linear(tg_cb(tg_swiglu(gb, gate, up), "ffn_swiglu", il), l->ffn_down, none), "ffn_out", il);  // [n_embd, n_tokens]
+        tern_tensor * act = gemma ? tg_cb(tg_geglu(gb, gate, up), "ffn_geglu", il) : tg_cb(tg_swiglu(gb, gate, up), "ffn_swiglu", il);
+        cur = tg_cb(fb.linear(act, l->ffn_down, none), "ffn_out", il);  // [n_embd, n_tokens]
+        if (gemma) cur = tg_cb(tg_rms_norm(gb, cur, fb.weight(l->ffn_post_norm), h->norm_rms_eps), "ffn_post_norm", il);
+        if (residual_scale) cur = tg_cb(tg_scale(gb, cur, h->residual_scale), "ffn_out_scaled", il);
         x = cur ? tg_cb(tg_add(gb, cur, ffn_in), "l_out", il) : NULL;
     }
     if (!x) return TERN_ERR_NO_MEMORY;
@@ -155,6 +185,8 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
     x = tg_rms_norm(gb, x, fb.weight(m->w.output_norm), h->norm_rms_eps);
     tg_set_name(x, "result_norm");
     io->logits = fb.linear(x, m->w.output, none);  // [n_vocab, n_outputs]
+    if (k_arch_granite && h->logit_scale != 0.0f) io->logits = tg_scale(gb, io->logits, 1.0f / h->logit_scale);
+    if (k_arch_gemma && h->final_softcap != 0.0f) io->logits = tg_softcap(gb, io->logits, h->final_softcap);
     if (!io->logits) return TERN_ERR_NO_MEMORY;
     tg_set_name(io->logits, "result_output");
     io->logits->flags |= TERN_TENSOR_OUTPUT;

@@ -1,16 +1,24 @@
-// The forward pass of a decoder-only transformer as a compute graph
-// (llama / qwen2 / qwen3 / phi3; the arch entry switches biases, q/k norms,
-// rope mode, q scaled before attention; phi3's fused matrices are row views).
+// The forward pass of a decoder-only transformer as a compute graph (every
+// architecture of model/arch.h; the entry and the hyper-parameters switch the
+// parts on; phi3's fused matrices are row views).
 //
-// Per layer, for n_tokens tokens and n_kv visible KV cells:
-//   x [n_embd, n_tokens] -> rms_norm -> q,k,v = W x (+ b)
+//   x = token embeddings [n_embd, n_tokens]   (* embedding_scale: granite; sqrt(n_embd): gemma2)
+//   rope cache (cos, sin) [n_rot, n_tokens] of the positions, once, with the
+//     RoPE frequency factors (Llama 3's rope_freqs, phi3's LongRoPE) if any
+// per layer, for n_tokens tokens over the cache's cells:
+//   rms_norm -> q,k,v = W x (+ b)
 //   q [hd, n_head, n_tokens], k [hd, n_head_kv, n_tokens] -> (q/k norm) -> rope
+//   (q * attn_scale: phi3, gemma2)
 //   k, v rows -> SET_ROWS into the layer's cache at the batch's cells
-//   attn(q, K cache [hd, n_head_kv, n_kv], V cache, mask) -> [hd * n_head, n_tokens]
-//   -> Wo -> + x -> rms_norm -> down(silu(gate x) * up x) -> + residual
+//   attn(q, K cache [hd, n_head_kv, n_cells], V cache, mask, bounds; gemma2's
+//        windowed layers have a mask and bounds of their own; scores soft-capped)
+//   (-> post-norm: gemma2)
+//   -> Wo (* residual_scale: granite) -> + x
+//   -> rms_norm -> down(act(gate x) * up x), act = silu, gelu (gemma2)
+//   (-> post-norm: gemma2) (* residual_scale) -> + residual
 // The last layer keeps only the rows whose logits are wanted (out_ids), as
 // llama.cpp does, then output_norm and the output matrix give
-// logits [n_vocab, n_outputs].
+// logits [n_vocab, n_outputs] (/ logit_scale: granite; soft-capped: gemma2).
 //
 // The attention always spans every cell of the cache (K/V views of n_cells
 // rows, mask [n_cells, n_tokens]); each token's bound (one past its last
@@ -37,8 +45,10 @@ struct forward_io {
     tern_tensor * tokens;   // I32 [n_tokens]
     tern_tensor * pos;      // I32 [n_tokens]
     tern_tensor * slots;    // I32 [n_tokens]  KV cells the batch writes
-    tern_tensor * mask;     // F32 [n_cells, n_tokens] (with the sliding window when n_swa > 0)
+    tern_tensor * mask;     // F32 [n_cells, n_tokens] (with the window when every layer windows: phi3)
     tern_tensor * bounds;   // I32 [n_tokens] one past each token's last visible cell
+    tern_tensor * mask_swa;   // gemma2 (some layers window): the windowed layers' mask, else NULL
+    tern_tensor * bounds_swa; // and their bounds
     tern_tensor * out_ids;  // I32 [n_outputs] rows of the batch whose logits are kept
     tern_tensor * logits;   // F32 [n_vocab, n_outputs]
 };
@@ -57,5 +67,9 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
 
 // The model's RoPE parameters (hyper-parameters and architecture).
 tern_rope_params forward_rope_params(const tern_model * m);
+// The RoPE frequency factors this cache's contexts use (llama's rope_freqs, or
+// phi3's long / short LongRoPE factors by a sequence's context length against
+// rope.scaling.original_context_length), NULL: none.
+const model_weight * forward_rope_factors(const tern_model * m, const kv_cache * kv);
 
 }  // namespace tern

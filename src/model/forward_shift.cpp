@@ -20,11 +20,20 @@ tern_status forward_build_shift(const tern_model * m, const kv_cache * kv, uint3
     tg_cb(io->cells, "shift_cells", -1);
     tg_cb(io->deltas, "shift_deltas", -1);
 
+    // The rope cache of the deltas, with the frequency factors the forward
+    // graph uses. The rotation by delta must not scale the key again: the
+    // magnitude factor (attn_factor, and YaRN's on top of it) was applied once,
+    // when the key was written, so the shift's cos/sin are unscaled.
     tern_rope_params rp = forward_rope_params(m);
-    // The rotation by delta must not scale the key again: YaRN's magnitude
-    // factor was applied once, when the key was written.
-    if (rp.ext_factor != 0.0f) rp.attn_factor = 1.0f / (1.0f + 0.1f * logf(1.0f / rp.freq_scale));
-    tern_tensor * rope_cache = tg_cb(tg_rope_cache(gb, io->deltas, &rp), "shift_rope_cache", -1);  // [n_rot, n_shift]
+    rp.attn_factor = rp.ext_factor != 0.0f ? 1.0f / (1.0f + 0.1f * logf(1.0f / rp.freq_scale)) : 1.0f;
+    const model_weight * factors = forward_rope_factors(m, kv);
+    tern_tensor * f = NULL;
+    if (factors) {
+        f = tg_weight(gb, factors->type, factors->n_dims, factors->ne, factors->st, factors->layout);
+        if (f) tg_set_name(f, "%s", factors->name);
+    }
+    tern_tensor * rope_cache = tg_cb(tg_rope_cache(gb, io->deltas, &rp, f), "shift_rope_cache", -1);  // [n_rot, n_shift]
+    if (!rope_cache) return gb->status != TERN_OK ? gb->status : TERN_ERR_NO_MEMORY;
 
     const int64_t n_embd_k = hparams_n_embd_k_gqa(h);
     for (uint32_t il = 0; il < h->n_layer; il++) {

@@ -1,5 +1,6 @@
 #include "model/hparams.h"
 #include "core/status.h"
+#include "model/arch.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -95,8 +96,10 @@ tern_status hparams_load(const gguf_file * f, const char * arch, uint32_t n_voca
     TERN_TRY(r.f32_or("attention.layer_norm_rms_epsilon", 1e-5f, 0.0f, 1.0f, &h->norm_rms_eps));
     TERN_TRY(r.f32_or("rope.freq_base", 10000.0f, 0.0f, 3.0e38f, &h->rope_freq_base));
 
-    // Rope scaling, as llama.cpp reads it.
+    // Rope scaling, as llama.cpp reads it: without a type key a factor scales
+    // linearly (a file may write the factor alone).
     h->rope_freq_scale = 1.0f;
+    h->rope_scaling = 1;
     gguf_str scaling;
     if (gguf_get_str(f, r.name("rope.scaling.type"), &scaling)) {
         if (gguf_str_eq(scaling, "none")) h->rope_scaling = 0;
@@ -121,6 +124,9 @@ tern_status hparams_load(const gguf_file * f, const char * arch, uint32_t n_voca
         return tern_fail(TERN_ERR_FORMAT, "key '%s': YaRN needs a base other than 1", r.name("rope.freq_base"));
     }
     TERN_TRY(r.u32_or("rope.scaling.original_context_length", h->n_ctx_train, &h->n_ctx_orig_yarn));
+    // llama.cpp multiplies its attention factor into every RoPE (phi3's LongRoPE files carry one).
+    TERN_TRY(r.f32_or("rope.scaling.attn_factor", 1.0f, 0.0f, 1.0e6f, &h->rope_attn_factor));
+    h->attn_scale = 1.0f / sqrtf((float) h->n_embd_head_k);
 
     uint32_t vocab_key = 0;
     TERN_TRY(r.u32_in("vocab_size", false, n_vocab, 1, kMaxCount, &vocab_key));
@@ -128,16 +134,41 @@ tern_status hparams_load(const gguf_file * f, const char * arch, uint32_t n_voca
     return TERN_OK;
 }
 
-tern_status hparams_load_sliding_window(const gguf_file * f, const char * arch, model_hparams * h) {
+tern_status hparams_load_arch(const gguf_file * f, const char * arch, const model_arch * a, model_hparams * h) {
     key_reader r = { f, arch, {0} };
-    uint32_t fallback = 0;  // llama.cpp's defaults for Phi-3 files written before the key existed
-    if ((h->n_layer == 32 || h->n_layer == 40) && h->n_ctx_train == 4096) fallback = 2047;
-    else if (h->n_layer == 32 && h->n_head_kv == 32 && h->n_ctx_train == 131072) fallback = 262144;
-    else if (h->n_layer == 40 && h->n_ctx_train == 131072) fallback = 131072;
-    if (gguf_find_key(f, r.name("attention.sliding_window")) < 0 && fallback == 0) {
-        return tern_fail(TERN_ERR_FORMAT, "missing key '%s' (no default for this shape)", r.key);
+    if (k_arch_phi3 && (a->flags & ARCH_SLIDING_WINDOW) && !(a->flags & ARCH_GEMMA)) {
+        uint32_t fallback = 0;  // llama.cpp's defaults for Phi-3 files written before the key existed
+        if ((h->n_layer == 32 || h->n_layer == 40) && h->n_ctx_train == 4096) fallback = 2047;
+        else if (h->n_layer == 32 && h->n_head_kv == 32 && h->n_ctx_train == 131072) fallback = 262144;
+        else if (h->n_layer == 40 && h->n_ctx_train == 131072) fallback = 131072;
+        if (gguf_find_key(f, r.name("attention.sliding_window")) < 0 && fallback == 0) {
+            return tern_fail(TERN_ERR_FORMAT, "missing key '%s' (no default for this shape)", r.key);
+        }
+        TERN_TRY(r.u32_in("attention.sliding_window", false, fallback, 0, kMaxCount, &h->n_swa));
     }
-    return r.u32_in("attention.sliding_window", false, fallback, 0, kMaxCount, &h->n_swa);
+    if (k_arch_gemma && (a->flags & ARCH_GEMMA)) {
+        if (h->n_layer != 26 && h->n_layer != 42 && h->n_layer != 46) {
+            return tern_fail(TERN_ERR_UNSUPPORTED, "gemma2 with %u layers: llama.cpp knows the query scale of 26, 42 and 46 "
+                             "layers only", h->n_layer);
+        }
+        h->embd_scale = sqrtf((float) h->n_embd);
+        if (h->n_layer == 46) h->attn_scale = 1.0f / sqrtf((float) (h->n_embd / h->n_head));
+        h->swa_period = 2;
+        TERN_TRY(r.u32_in("attention.sliding_window", false, 4096, 1, kMaxCount, &h->n_swa));
+        TERN_TRY(r.f32_or("attn_logit_softcapping", 50.0f, 0.0f, 1.0e6f, &h->attn_softcap));
+        TERN_TRY(r.f32_or("final_logit_softcapping", 30.0f, 0.0f, 1.0e6f, &h->final_softcap));
+    }
+    if (k_arch_granite && (a->flags & ARCH_SCALES)) {
+        const struct { const char * key; float * out; } scales[] = {
+            { "embedding_scale", &h->embd_scale }, { "residual_scale", &h->residual_scale },
+            { "attention.scale", &h->attn_scale }, { "logit_scale", &h->logit_scale },
+        };
+        for (const auto & s : scales) {
+            if (gguf_find_key(f, r.name(s.key)) < 0) return tern_fail(TERN_ERR_FORMAT, "missing key '%s'", r.key);
+            TERN_TRY(r.f32_or(s.key, 1.0f, 0.0f, 1.0e6f, s.out));
+        }
+    }
+    return TERN_OK;
 }
 
 }  // namespace tern

@@ -23,8 +23,24 @@ struct model_hparams {
     int32_t  rope_scaling;    // 0 none, 1 linear, 2 yarn
     uint32_t n_ctx_orig_yarn; // rope.scaling.original_context_length, default n_ctx_train
     uint32_t n_swa;           // attention.sliding_window: a token at position p attends the
-                              // cells with p - pos < n_swa; 0 = no window (every arch but phi3)
+                              // cells with p - pos < n_swa; 0 = no window
+    float    rope_attn_factor; // rope.scaling.attn_factor (1): multiplies RoPE's cos and sin
+    float    attn_scale;       // q.k scale: 1/sqrt(n_embd_head_k), granite's attention.scale
+    float    embd_scale;       // granite: token embeddings * this (0: none)
+    float    residual_scale;   // granite: attention and FFN outputs * this before each residual add (0: none)
+    float    logit_scale;      // granite: logits / this (0: none)
+    uint32_t swa_period;       // 0: the window applies to every layer (phi3); P: to the layers with
+                               // (il + 1) % P != 0, the others attend globally (gemma2: P = 2, the even layers)
+    float    attn_softcap;     // gemma2: scores -> c * tanh(scores / c) before the softmax (0: none)
+    float    final_softcap;    // gemma2: logits -> c * tanh(logits / c) (0: none)
 };
+
+// Whether layer il attends through the sliding window; whether some layers do
+// not (then they have a mask of their own and no cell may be dropped).
+static inline bool hparams_layer_swa(const model_hparams * h, int32_t il) {
+    return h->n_swa > 0 && (h->swa_period == 0 || (il + 1) % (int32_t) h->swa_period != 0);
+}
+static inline bool hparams_swa_mixed(const model_hparams * h) { return h->n_swa > 0 && h->swa_period > 0; }
 
 static inline uint32_t hparams_n_embd_k_gqa(const model_hparams * h) { return h->n_embd_head_k * h->n_head_kv; }
 static inline uint32_t hparams_n_embd_v_gqa(const model_hparams * h) { return h->n_embd_head_v * h->n_head_kv; }
@@ -34,11 +50,19 @@ static inline uint32_t hparams_n_embd_v_gqa(const model_hparams * h) { return h-
 // the key. n_vocab comes from the vocabulary size passed in (or <arch>.vocab_size).
 tern_status hparams_load(const gguf_file * f, const char * arch, uint32_t n_vocab, model_hparams * out);
 
-// n_swa of an architecture with sliding-window attention (model_arch::sliding_window),
-// as llama.cpp reads phi3: <arch>.attention.sliding_window (0: no window, as
-// Phi-4 writes it); without the key, the value of the Phi-3 model the shape
-// names (2047 for the 4k mini/medium, 262144 / 131072 for the 128k ones), and
-// TERN_ERR_FORMAT when it names none.
-tern_status hparams_load_sliding_window(const gguf_file * f, const char * arch, model_hparams * h);
+struct model_arch;
+
+// The keys only some architectures have, as llama.cpp reads them: phi3's
+// <arch>.attention.sliding_window (0: no window, as Phi-4 writes it); without
+// the key, the value of the Phi-3 model the shape names (2047 for the 4k
+// mini/medium, 262144 / 131072 for the 128k ones), TERN_ERR_FORMAT when it
+// names none. granite's embedding_scale, residual_scale, attention.scale and
+// logit_scale (all four required, as llama.cpp reads them). gemma2:
+// embeddings * sqrt(n_embd); attention.sliding_window (4096 without the key)
+// on the even layers; attn_logit_softcapping (50) and final_logit_softcapping
+// (30); q scaled by 1/sqrt(key_length), except the 27B shape (46 layers):
+// 1/sqrt(n_embd / n_head) (no GGUF carries query_pre_attn_scalar; llama.cpp
+// derives it from the layer count and refuses counts other than 26, 42, 46).
+tern_status hparams_load_arch(const gguf_file * f, const char * arch, const model_arch * a, model_hparams * h);
 
 }  // namespace tern

@@ -43,12 +43,21 @@ struct model_layer {
     model_weight ffn_gate;    // [n_embd, n_ff]
     model_weight ffn_up;      // [n_embd, n_ff]
     model_weight ffn_down;    // [n_ff, n_embd]
+    model_weight attn_post_norm;  // gemma2 [n_embd]: on the attention's output, before the residual add
+    model_weight ffn_post_norm;   // gemma2 [n_embd]: on the FFN's output, before the residual add
 };
 
 struct model_weights {
     model_weight tok_embd;    // [n_embd, n_vocab]
     model_weight output_norm; // [n_embd]
     model_weight output;      // [n_embd, n_vocab]; token_embd when tied
+    // RoPE frequency factors [n_rot/2] (F32): each dimension pair's angle is
+    // divided by its factor. llama's rope_freqs (Llama 3.1/3.2), or phi3's
+    // LongRoPE pair: the long factors when a sequence's context (n_ctx /
+    // n_seq_max) passes rope.scaling.original_context_length, else the short ones.
+    model_weight rope_freqs;
+    model_weight rope_long;
+    model_weight rope_short;
     model_layer * layers;     // [n_layer], in the model arena
 };
 

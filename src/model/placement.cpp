@@ -52,10 +52,14 @@ template <typename F>
 tern_status each_weight(tern_model * m, F && f) {
     const int32_t n_layer = (int32_t) m->hp.n_layer;
     TERN_TRY(f(&m->w.tok_embd, -1));
+    TERN_TRY(f(&m->w.rope_freqs, -1));  // RoPE factors: read by the rope cache of the input part
+    TERN_TRY(f(&m->w.rope_long, -1));
+    TERN_TRY(f(&m->w.rope_short, -1));
     for (int32_t il = 0; il < n_layer; il++) {
         model_layer * l = &m->w.layers[il];
         model_weight * ws[] = { &l->attn_norm, &l->wq, &l->wk, &l->wv, &l->wo, &l->bq, &l->bk, &l->bv,
-                                &l->q_norm, &l->k_norm, &l->ffn_norm, &l->ffn_gate, &l->ffn_up, &l->ffn_down };
+                                &l->q_norm, &l->k_norm, &l->ffn_norm, &l->ffn_gate, &l->ffn_up, &l->ffn_down,
+                                &l->attn_post_norm, &l->ffn_post_norm };
         for (model_weight * w : ws) TERN_TRY(f(w, il));
     }
     TERN_TRY(f(&m->w.output_norm, n_layer));

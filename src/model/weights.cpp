@@ -109,11 +109,33 @@ tern_status model_bind_weights(tern_model * m) {
     TERN_TRY(b.bind(&m->w.output_norm, "output_norm.weight", n_embd, 0, true));
     TERN_TRY(b.bind(&m->w.output, "output.weight", n_embd, h->n_vocab, false));
     if (!m->w.output.data) m->w.output = m->w.tok_embd;  // tied embeddings
-    if (b.find("rope_freqs.weight")) {
-        return tern_fail(TERN_ERR_UNSUPPORTED, "tensor 'rope_freqs.weight' (llama-3.1 rope scaling) is not supported");
+    // RoPE frequency factors: one per rotated pair, where the architecture takes them.
+    const uint32_t flags = m->arch->flags;
+    const int64_t n_pairs = h->n_rot / 2;
+    if (flags & ARCH_ROPE_FREQS) {
+        TERN_TRY(b.bind(&m->w.rope_freqs, "rope_freqs.weight", n_pairs, 0, false));
+    } else if (b.find("rope_freqs.weight")) {
+        return tern_fail(TERN_ERR_FORMAT, "tensor 'rope_freqs.weight': %s takes no RoPE frequency factors", m->arch_name);
     }
-    if (b.find("rope_factors_long.weight") || b.find("rope_factors_short.weight")) {
-        return tern_fail(TERN_ERR_UNSUPPORTED, "tensors 'rope_factors_long/short.weight' (Phi-3 128k LongRoPE) are not supported");
+    if (flags & ARCH_LONGROPE) {
+        const bool any = b.find("rope_factors_long.weight") || b.find("rope_factors_short.weight");
+        TERN_TRY(b.bind(&m->w.rope_long, "rope_factors_long.weight", n_pairs, 0, any));
+        TERN_TRY(b.bind(&m->w.rope_short, "rope_factors_short.weight", n_pairs, 0, any));
+    } else if (b.find("rope_factors_long.weight") || b.find("rope_factors_short.weight")) {
+        return tern_fail(TERN_ERR_FORMAT, "tensors 'rope_factors_long/short.weight': %s takes no LongRoPE factors", m->arch_name);
+    }
+    // Each pair's angle is divided by its factor: zero, negative or non-finite
+    // factors would turn every position into NaN logits.
+    const model_weight * factor_sets[] = { &m->w.rope_freqs, &m->w.rope_long, &m->w.rope_short };
+    for (const model_weight * w : factor_sets) {
+        if (!w->data) continue;
+        const float * v = (const float *) w->data;
+        for (int64_t i = 0; i < n_pairs; i++) {
+            if (!(v[i] > 0.0f && v[i] <= 3.0e38f)) {
+                return tern_fail(TERN_ERR_FORMAT, "tensor '%s': factor %lld is %g (finite and > 0 expected)", w->name,
+                                 (long long) i, (double) v[i]);
+            }
+        }
     }
 
     // block_count must name exactly the layers the tensors hold: fewer would
@@ -129,13 +151,14 @@ tern_status model_bind_weights(tern_model * m) {
     }
     m->w.layers = (model_layer *) arena_calloc(&m->files.arena, sizeof(model_layer) * h->n_layer, TERN_MEM_MODEL_TABLES);
     if (!m->w.layers) return TERN_ERR_NO_MEMORY;
-    const bool bias = m->arch->qkv_bias;
-    const bool qk_norm = m->arch->qk_norm;
+    const bool bias = (flags & ARCH_QKV_BIAS) != 0;
+    const bool qk_norm = (flags & ARCH_QK_NORM) != 0;
+    const bool fused = k_arch_phi3 && (flags & ARCH_FUSED);
     for (uint32_t il = 0; il < h->n_layer; il++) {
         model_layer * l = &m->w.layers[il];
         const int i = (int) il;
         TERN_TRY(b.bind_layer(&l->attn_norm, i, "attn_norm.weight", n_embd, 0, true));
-        if (m->arch->fused) {  // phi3: one matrix of q | k | v rows
+        if (fused) {  // phi3: one matrix of q | k | v rows
             model_weight qkv;
             TERN_TRY(b.bind_layer(&qkv, i, "attn_qkv.weight", n_embd, n_q + n_k + n_v, true));
             l->wq = row_view(qkv, 0, n_q);
@@ -153,7 +176,7 @@ tern_status model_bind_weights(tern_model * m) {
         TERN_TRY(b.bind_layer(&l->q_norm, i, "attn_q_norm.weight", h->n_embd_head_k, 0, qk_norm));
         TERN_TRY(b.bind_layer(&l->k_norm, i, "attn_k_norm.weight", h->n_embd_head_k, 0, qk_norm));
         TERN_TRY(b.bind_layer(&l->ffn_norm, i, "ffn_norm.weight", n_embd, 0, true));
-        if (m->arch->fused) {  // phi3: ffn_up holds the gate rows, then the up rows (llama.cpp's LLM_FFN_SWIGLU)
+        if (fused) {  // phi3: ffn_up holds the gate rows, then the up rows (llama.cpp's LLM_FFN_SWIGLU)
             model_weight gate_up;
             TERN_TRY(b.bind_layer(&gate_up, i, "ffn_up.weight", n_embd, 2 * (int64_t) h->n_ff, true));
             l->ffn_gate = row_view(gate_up, 0, h->n_ff);
@@ -163,6 +186,10 @@ tern_status model_bind_weights(tern_model * m) {
             TERN_TRY(b.bind_layer(&l->ffn_up, i, "ffn_up.weight", n_embd, h->n_ff, true));
         }
         TERN_TRY(b.bind_layer(&l->ffn_down, i, "ffn_down.weight", h->n_ff, n_embd, true));
+        if (k_arch_gemma && (flags & ARCH_GEMMA)) {
+            TERN_TRY(b.bind_layer(&l->attn_post_norm, i, "post_attention_norm.weight", n_embd, 0, true));
+            TERN_TRY(b.bind_layer(&l->ffn_post_norm, i, "post_ffw_norm.weight", n_embd, 0, true));
+        }
     }
     return TERN_OK;
 }

@@ -84,6 +84,7 @@ struct tern_kernel_set {
     float  (*scale_mask_max_f32)(int64_t n, float * x, float s, const float * mask);
     float  (*exp_sum_f32)(int64_t n, float * x, float max);
     void   (*swiglu_f32)(int64_t n, float * y, const float * g, const float * u);
+    void   (*geglu_f32)(int64_t n, float * y, const float * g, const float * u);
 
     // Matrix multiplication, indexed by tern_type.
     tern_vec_dot_fn    vec_dot[TERN_TYPE_COUNT];       // weight type: one dot product

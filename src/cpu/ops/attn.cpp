@@ -2,7 +2,8 @@
 // non-flash attention semantics with Tern's own summation order:
 //
 //   q16     = F16(q)                       with an F16 K (as ggml converts q to K's type)
-//   s_j     = dot(q16, k_j) * scale + mask[j]   for the n_kv cells (kernel dot_f16_rows)
+//   s_j     = dot(q16, k_j) * scale + mask[j]   for the n_kv cells (kernel dot_f16_rows);
+//             with a soft cap c (gemma2) dot -> tanh(dot * (1/c)) * c first
 //   p_j     = e^(s_j - max s) / sum_j e^(...)    kernel exp_sum_f32 (kernels/exp_approx.h)
 //   p16_j   = F16(p_j)                     with an F16 V (ggml converts kq to V's type)
 //   out     = sum_j p16_j * v_j            in float, j ascending (kernel mad_f16_rows)
@@ -127,6 +128,7 @@ int64_t cells_to_attend(const float * mr, int64_t n_kv, const tern_tensor * boun
 struct attn_args {
     const tern_tensor * q, * k, * v, * mask;
     float scale;
+    float softcap;  // 0: none
     int64_t hd, hd_v, n_kv;
     const tern_kernel_set * ks;
 };
@@ -147,6 +149,10 @@ bool softmax_row(const attn_args & a, const float * qr, int64_t hk, const float 
             sc[j] = k_q ? a.ks->dot_f32(a.hd, qr, dequant_slice(a.k, j, hk * a.hd, a.hd, slice))
                         : a.ks->dot_f32(a.hd, qr, (const float *) tern_row_ptr(a.k, hk, j, 0));
         }
+    }
+    if (a.softcap > 0.0f) {  // gemma2: llama.cpp's scale, tanh, scale on the raw q.k
+        const float inv = 1.0f / a.softcap;
+        for (int64_t j = 0; j < a.n_kv; j++) sc[j] = tanhf(sc[j] * inv) * a.softcap;
     }
     const float max = a.ks->scale_mask_max_f32(a.n_kv, sc, a.scale, mr);
     const bool nan = max != max;
@@ -169,6 +175,7 @@ void tern_op_attn(const tern_op_ctx * c, tern_tensor * dst) {
     a.v = dst->src[2];     // F16/F32 [hd_v, n_head_kv, n_kv], or quantized [n_embd_v_gqa, n_kv]
     a.mask = dst->src[3];  // F32 [>= n_kv, >= n_tokens] or NULL
     a.scale = tg_param_f32(dst, 0);
+    a.softcap = tg_param_f32(dst, 1);
     a.hd = a.q->ne[0];
     const int64_t n_kv = n_cells_of(a.k);
     a.ks = tern_kernels();

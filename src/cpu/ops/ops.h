@@ -59,6 +59,8 @@ void tern_op_add(const tern_op_ctx * c, tern_tensor * dst);
 void tern_op_mul(const tern_op_ctx * c, tern_tensor * dst);
 void tern_op_scale(const tern_op_ctx * c, tern_tensor * dst);
 void tern_op_swiglu(const tern_op_ctx * c, tern_tensor * dst);
+void tern_op_geglu(const tern_op_ctx * c, tern_tensor * dst);
+void tern_op_softcap(const tern_op_ctx * c, tern_tensor * dst);
 void tern_op_mul_mat(const tern_op_ctx * c, tern_tensor * dst);
 size_t tern_op_mul_mat_work_size(const tern_tensor * dst, int32_t n_threads);
 void tern_op_rope_cache(const tern_op_ctx * c, tern_tensor * dst);

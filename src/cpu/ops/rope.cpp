@@ -3,6 +3,8 @@
 // Cache, per token with position p, for each pair i0 = 0, 2, .., n_rot - 2:
 //   theta_extrap = p * theta_scale^(i0/2),  theta_scale = freq_base^(-2 / n_rot)
 //                  (computed as a running product, like ggml)
+//                  / factor[i0/2]   (RoPE frequency factors, when given: Llama 3's
+//                                     rope_freqs, phi3's LongRoPE; ggml_rope_cache_init)
 //   theta_interp = freq_scale * theta_extrap
 //   theta        = theta_interp                                   (ext_factor == 0)
 //                = theta_interp * (1 - ramp) + theta_extrap * ramp (YaRN, ramp =
@@ -43,6 +45,7 @@ static float yarn_ramp(float low, float high, int64_t i0) {
 
 void tern_op_rope_cache(const tern_op_ctx * c, tern_tensor * dst) {
     const tern_tensor * pos = dst->src[0];  // I32 [n_tokens]
+    const float * factors = dst->src[1] ? (const float *) dst->src[1]->data : NULL;  // [n_rot/2] or NULL
     const tern_rope_params p = tg_rope_params(dst);
     const float theta_scale = powf(p.freq_base, -2.0f / (float) p.n_rot);
     float corr[2];
@@ -58,11 +61,12 @@ void tern_op_rope_cache(const tern_op_ctx * c, tern_tensor * dst) {
         float * cache = (float *) tern_row_ptr(dst, t, 0, 0);
         float theta_extrap = (float) position;
         for (int64_t i0 = 0; i0 < p.n_rot; i0 += 2) {
-            const float theta_interp = p.freq_scale * theta_extrap;
+            const float extrap = factors ? theta_extrap / factors[i0 / 2] : theta_extrap;
+            const float theta_interp = p.freq_scale * extrap;
             float theta = theta_interp;
             if (p.ext_factor != 0.0f) {
                 const float ramp_mix = yarn_ramp(corr[0], corr[1], i0) * p.ext_factor;
-                theta = theta_interp * (1 - ramp_mix) + theta_extrap * ramp_mix;
+                theta = theta_interp * (1 - ramp_mix) + extrap * ramp_mix;
             }
             cache[i0] = cosf(theta) * mscale;
             cache[i0 + 1] = sinf(theta) * mscale;

@@ -127,7 +127,7 @@ int op_by_name(const char * s, size_t n) {
         {"GET_ROWS", TERN_OP_GET_ROWS}, {"RMS_NORM", TERN_OP_RMS_NORM}, {"ADD", TERN_OP_ADD}, {"MUL", TERN_OP_MUL},
         {"SCALE", TERN_OP_SCALE}, {"MUL_MAT", TERN_OP_MUL_MAT}, {"ROPE_CACHE", TERN_OP_ROPE_CACHE}, {"ROPE", TERN_OP_ROPE},
         {"SET_ROWS", TERN_OP_SET_ROWS}, {"ATTN", TERN_OP_ATTN}, {"SWIGLU", TERN_OP_SWIGLU}, {"ARGMAX", TERN_OP_ARGMAX},
-        {"COPY_ROWS", TERN_OP_COPY_ROWS},
+        {"COPY_ROWS", TERN_OP_COPY_ROWS}, {"GEGLU", TERN_OP_GEGLU}, {"SOFTCAP", TERN_OP_SOFTCAP},
     };
     for (const auto & o : ops) {
         if (strlen(o.name) == n && memcmp(o.name, s, n) == 0) return o.op;

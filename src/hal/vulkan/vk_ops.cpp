@@ -559,7 +559,8 @@ int vk_supports_op(vk_device * d, const tern_hal_op_desc * op) {
         case TERN_HAL_OP_ARGMAX: return f32(s0) && i32(dst) && fits(d, s0);
         case TERN_HAL_OP_ROPE_CACHE: {
             const tern_hal_rope_params p = rope_params(op);
-            return i32(s0) && f32(dst) && p.n_rot > 0 && p.n_rot % 2 == 0 && dst.ne[0] >= p.n_rot;
+            // no shader divides by RoPE frequency factors (Llama 3, LongRoPE) yet: those stay on the CPU
+            return i32(s0) && !present(s1) && f32(dst) && p.n_rot > 0 && p.n_rot % 2 == 0 && dst.ne[0] >= p.n_rot;
         }
         case TERN_HAL_OP_ROPE: {
             const tern_hal_rope_params p = rope_params(op);
@@ -576,6 +577,7 @@ int vk_supports_op(vk_device * d, const tern_hal_op_desc * op) {
         case TERN_HAL_OP_ATTN: {
             const tern_hal_tensor & k = s1, & v = s2, & mask = op->src[3], & bounds = op->src[4];
             if (!f32(s0) || !f32(dst) || !is_cache_type(k.type) || !is_cache_type(v.type)) return 0;
+            if (op->params[1] != 0) return 0;  // soft-capped scores (gemma2): no shader yet, the CPU runs them
             if (!fits(d, s0) || !fits(d, k) || !fits(d, v)) return 0;
             if (present(mask) && (!f32(mask) || !fits(d, mask))) return 0;
             if (present(bounds) && !i32(bounds)) return 0;
