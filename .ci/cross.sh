@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Cross targets under qemu-user (toolchain/*.cmake): AArch64 (the neon kernel
-# set, SDOT), ARMv7 hard-float (the neon set: SMULL integer dots) and RV64GC
-# (the scalar set). For each target:
+# Cross targets under qemu-user (toolchain/*.cmake): AArch64 (the neon,
+# dotprod and i8mm kernel levels, chosen at run time), ARMv7 hard-float (the
+# neon set where the CPU has NEON: SMULL integer dots) and RV64GC (the scalar
+# set). For each target, built with its default toolchain file:
 # a Release build without tern-bench, every ctest test but the full parity
 # run (ctest runs each test program under the toolchain's emulator), then the
 # parity test on a subset of the models:
@@ -10,13 +11,15 @@
 #   ktest-llama-Q4_0, -Q4_K_M, -Q8_0     the three quantized formats edge
 #                                        models run most (legacy and K-quant
 #                                        matmul paths, SDOT kernels on AArch64).
-# The other models exercise the same code on x86 already; the subset keeps
-# this script near 9 minutes on the 2-core CI machine (measured from a fresh
-# clone: 8.5 min, riscv64 3.3, arm64 2.8, armhf 2.4). On AArch64 a second
-# build for plain ARMv8.0-A runs test_kernel_sets on a core without the
-# dot-product extension (Cortex-A72: SMULL kernels), on one with it and
-# without i8mm (Cortex-A76: SDOT) and on one with both (-cpu max: SDOT dots
-# and SMMLA tiles, chosen at run time from HWCAP / HWCAP2).
+# The other models exercise the same code on x86 already. The tests above run
+# under qemu -cpu max (AArch64: the i8mm level); the same AArch64 binaries
+# then run on the other cores, where the level differs: Cortex-A53 and A72
+# (ARMv8.0: neon), Cortex-A76 (dotprod): `tern --version` must name the
+# level, and test_kernel_sets (every set the core runs against the scalar
+# references, every repacked type with an odd row count), test_repack,
+# test_decode and the parity test on two models must pass there. ARMv7: the
+# level check under Cortex-A9 (NEON without VFPv4: scalar) and Cortex-A7
+# (neon).
 #
 # Usage: .ci/cross.sh [arm64] [armhf] [riscv64]   (default: all three)
 # Build folders: b-arm64, b-armhf, b-riscv64 beside this repository's sources.
@@ -67,7 +70,7 @@ trap 'rm -rf "$tmp"' EXIT
 for t in "${targets[@]}"; do
   case $t in
     arm64) toolchain=aarch64-linux-gnu; emu=(qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu max) ;;
-    armhf) toolchain=arm-linux-gnueabihf; emu=(qemu-arm -L /usr/arm-linux-gnueabihf) ;;
+    armhf) toolchain=arm-linux-gnueabihf; emu=(qemu-arm -L /usr/arm-linux-gnueabihf -cpu max) ;;
     riscv64) toolchain=riscv64-linux-gnu; emu=(qemu-riscv64 -L /usr/riscv64-linux-gnu) ;;
   esac
   b=b-$t
@@ -84,16 +87,27 @@ for t in "${targets[@]}"; do
   "${emu[@]}" "$b/bin/test_parity" 2 "${parity_models[@]}"
   t3=$SECONDS
   if [ "$t" = arm64 ]; then
-    echo "=== cross arm64: -march=armv8-a, SDOT and i8mm chosen at run time: test_kernel_sets on Cortex-A72 (neither), Cortex-A76 (SDOT) and -cpu max (SDOT + i8mm)"
-    cmake -S . -B "$tmp/arm64-v8" --toolchain toolchain/aarch64-linux-gnu.cmake -DCMAKE_BUILD_TYPE=Release \
-          -DTERN_ARM_MARCH=armv8-a -DTERN_BUILD_BENCH=OFF -DTERN_BUILD_EXAMPLES=OFF >/dev/null
-    cmake --build "$tmp/arm64-v8" -j2 --target test_kernel_sets >"$tmp/build-arm64-v8.log" 2>&1 ||
-      { tail -50 "$tmp/build-arm64-v8.log"; exit 1; }
-    for cpu in cortex-a72 cortex-a76 max; do
-      echo "--- qemu-aarch64 -cpu $cpu"
-      qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu "$cpu" "$tmp/arm64-v8/bin/test_kernel_sets" | grep -E "^compiled|passed"
+    for cpu in cortex-a53:neon cortex-a72:neon cortex-a76:dotprod max:i8mm; do
+      c=${cpu%%:*} want=${cpu#*:}
+      run=(qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu "$c")
+      got=$("${run[@]}" "$b/bin/tern" --version | sed -n 's/^kernels: \([a-z0-9]*\).*/\1/p')
+      echo "--- qemu-aarch64 -cpu $c: kernels $got"
+      [ "$got" = "$want" ] || { echo "cross arm64: -cpu $c runs kernels '$got', want '$want'" >&2; exit 1; }
+      [ "$c" = max ] && continue  # the whole suite ran there
+      "${run[@]}" "$b/bin/test_kernel_sets" | grep -E "^compiled|passed"
+      "${run[@]}" "$b/bin/test_repack" | tail -1
+      "${run[@]}" "$b/bin/test_decode" | tail -1
+      "${run[@]}" "$b/bin/test_parity" 2 ktest-llama-Q4_0 ktest-llama-Q4_K_M | tail -1
     done
   fi
-  echo "cross $t: build $((t1 - t0)) s, ctest $((t2 - t1)) s, parity $((t3 - t2)) s, total $((SECONDS - t0)) s"
+  if [ "$t" = armhf ]; then
+    for cpu in cortex-a9:scalar cortex-a7:neon; do
+      c=${cpu%%:*} want=${cpu#*:}
+      got=$(qemu-arm -L /usr/arm-linux-gnueabihf -cpu "$c" "$b/bin/tern" --version | sed -n 's/^kernels: \([a-z0-9]*\).*/\1/p')
+      echo "--- qemu-arm -cpu $c: kernels $got"
+      [ "$got" = "$want" ] || { echo "cross armhf: -cpu $c runs kernels '$got', want '$want'" >&2; exit 1; }
+    done
+  fi
+  echo "cross $t: build $((t1 - t0)) s, ctest $((t2 - t1)) s, parity $((t3 - t2)) s, other cores $((SECONDS - t3)) s, total $((SECONDS - t0)) s"
 done
 echo "cross: ${targets[*]} passed in $((SECONDS - start)) s"

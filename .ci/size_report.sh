@@ -71,7 +71,7 @@ shares() {
   local target=$1 size=$2 lib=$3 total=$4
   "$size" "$lib" | awk -v t="$target" -v total="$total" '
     NR > 1 { set = "baseline (scalar set, shared code)"
-             if (match($6, /_(avx2|avxvnni|avx512|neon)\.cpp\.o/)) set = substr($6, RSTART + 1, RLENGTH - 7)
+             if (match($6, /_(avx2|avxvnni|avx512|neon|dotprod|i8mm)\.cpp\.o/)) set = substr($6, RSTART + 1, RLENGTH - 7)
              text[set] += $1; n[set]++ }
     END { for (s in text) printf "| %s | %s | %d | %.1f KiB | %.1f%% |\n", t, s, n[s], text[s] / 1024, 100 * text[s] / total }' |
     sort > "$tmp/shares"

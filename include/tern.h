@@ -110,7 +110,8 @@ typedef enum tern_type {
 /* "F32", "Q4_K", ...; NULL for a value that is no known type or is not compiled in (TERN_TYPES). */
 const char * tern_type_name(tern_type type);
 
-/* The CPU kernel set in use: "scalar", "avx2", "avx512" or "neon". Chosen once, at the
+/* The CPU kernel set in use: "scalar", "avx2", "avx512", or on ARM the level "neon",
+   "dotprod" or "i8mm". Chosen once, at the
    first call of any function that computes: the best set this build has and this CPU
    runs, or a lower one named by the environment variable TERN_KERNELS. */
 const char * tern_kernels_name(void);

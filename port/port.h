@@ -32,8 +32,8 @@ void port_log_line(int level, const char * line);
 // An environment variable (TERN_KERNELS), NULL when absent or when the
 // platform has no environment.
 const char * port_getenv(const char * name);
-// AArch64 Linux: AT_HWCAP and AT_HWCAP2 (the kernel's CPU feature bits:
-// HWCAP_ASIMDDP for SDOT, HWCAP2_I8MM for SMMLA); 0 elsewhere.
+// ARM Linux (AArch64 and 32-bit): AT_HWCAP and AT_HWCAP2, the kernel's CPU
+// feature bits (cpu/kernels/arm/arm_features.h reads them); 0 elsewhere.
 uint64_t port_cpu_hwcap(void);
 uint64_t port_cpu_hwcap2(void);
 

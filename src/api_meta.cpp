@@ -38,8 +38,19 @@ extern "C" const char * tern_kernels_name(void) { return tern_kernels()->name; }
 #else
 #define TERN_KSET_NEON_NAME ""
 #endif
+#if TERN_KSET_DOTPROD
+#define TERN_KSET_DOTPROD_NAME " dotprod"
+#else
+#define TERN_KSET_DOTPROD_NAME ""
+#endif
+#if TERN_KSET_I8MM
+#define TERN_KSET_I8MM_NAME " i8mm"
+#else
+#define TERN_KSET_I8MM_NAME ""
+#endif
 extern "C" const char * tern_kernels_compiled_names(void) {
-    return "scalar" TERN_KSET_AVX2_NAME TERN_KSET_AVXVNNI_NAME TERN_KSET_AVX512_NAME TERN_KSET_NEON_NAME;
+    return "scalar" TERN_KSET_AVX2_NAME TERN_KSET_AVXVNNI_NAME TERN_KSET_AVX512_NAME TERN_KSET_NEON_NAME TERN_KSET_DOTPROD_NAME
+        TERN_KSET_I8MM_NAME;
 }
 
 extern "C" const char * tern_model_load_path(const tern_model * m) { return m ? m->files.load_path : ""; }

@@ -353,8 +353,12 @@ void test_matmul_kernels(const tern_kernel_set * ks, const tern_kernel_set * ref
 
 // Repacked layouts: groups rewritten by repack (same bytes), then the tile of
 // the repacked rows against the reference dot of the file rows, bit for bit
-// (the tiles keep the reference's float steps, so repacking changes no
-// logit: test_repack), and each output the same alone as in a tile.
+// (the tiles keep the reference's float steps), and each output the same
+// alone as in a tile and as the set's own file-layout dot
+// (test_repack's promise: the same logits with and without repacking). The
+// matrix has an odd number of rows:
+// the rows past the last whole group stay in the file layout and take the
+// set's file-layout tile or dot, as mul_mat runs them.
 void test_repacked(const tern_kernel_set * ks, const tern_kernel_set * ref_set) {
     for (tern_type t : k_weight_types) {
         const tern_type_traits * tr = tern_type_traits_get(t);
@@ -363,31 +367,47 @@ void test_repacked(const tern_kernel_set * ks, const tern_kernel_set * ref_set) 
         CHECK_MSG(ks->repack[t] && ks->gemm_repacked[t], "%s %s: repack without its tile", ks->name, tr->name);
         if (!ks->repack[t] || !ks->gemm_repacked[t]) continue;
         const tern_type_traits * act = tern_type_traits_get(tr->vec_dot_type);
-        int bad = 0, bad_bits = 0, bad_tile = 0, cases = 0;
-        for (int64_t blocks : {1, 3, 8}) {
-            // 70 columns: more than one 64-column panel of the staged prompt tiles
-            const int64_t n = blocks * tr->blck_size, n_w = 2 * R, n_a = blocks == 3 ? 70 : 7;
+        int bad = 0, bad_ref_bits = 0, bad_tile = 0, bad_bits = 0, cases = 0;
+        // 133 blocks: more than one slice of the ARM tiles' staged activations
+        for (int64_t blocks : {1, 3, 8, 133}) {
+            // 70 columns: more than one 64-column panel of the staged prompt tiles;
+            // 7 and 16: the ARM tiles' last column blocks of 8 and 4
+            const int64_t n = blocks * tr->blck_size, n_w = 2 * R + 3, n_grouped = 2 * R;
+            const int64_t n_a = blocks == 3 ? 70 : blocks == 8 ? 16 : 7;
             const size_t w_size = tern_row_size(t, n), a_size = tern_row_size(tr->vec_dot_type, n);
             std::vector<uint8_t> w(w_size * n_w), packed(w.size()), a(a_size * n_a);
             for (int64_t i = 0; i < n_w; i++) tr->from_float(random_row(n).data(), w.data() + i * w_size, n);
             for (int64_t i = 0; i < n_w; i++) set_extreme_levels(t, w.data() + i * w_size, n, false);
             for (int64_t j = 0; j < n_a; j++) act->from_float_act(random_row(n).data(), a.data() + j * a_size, n);
             set_extreme_levels(tr->vec_dot_type, a.data() + (n_a - 1) * a_size, n, true);
-            for (int64_t g = 0; g < n_w / R; g++) ks->repack[t](n, w.data() + g * R * w_size, packed.data() + g * R * w_size);
+            packed = w;
+            for (int64_t g = 0; g < n_grouped / R; g++) ks->repack[t](n, w.data() + g * R * w_size, packed.data() + g * R * w_size);
             if (ks->unpack_row[t]) {  // every row back in the file layout, byte for byte
                 std::vector<uint8_t> row(w_size);
                 int bad_rows = 0;
-                for (int64_t i = 0; i < n_w; i++) {
+                for (int64_t i = 0; i < n_grouped; i++) {
                     ks->unpack_row[t](n, packed.data() + i / R * R * w_size, (int32_t) (i % R), row.data());
                     bad_rows += memcmp(row.data(), w.data() + i * w_size, w_size) != 0;
                 }
                 CHECK_MSG(bad_rows == 0, "%s %s: %d rows not given back by unpack_row", ks->name, tr->name, bad_rows);
             }
+            // out (n_w x m columns at ldo n_w) as mul_mat computes it.
+            auto matmul = [&](int64_t m, const uint8_t * acts, float * out) {
+                ks->gemm_repacked[t](n, n_grouped, m, packed.data(), w_size, acts, a_size, out, n_w);
+                const uint8_t * tail = packed.data() + n_grouped * w_size;
+                if (ks->gemm[t]) {
+                    ks->gemm[t](n, n_w - n_grouped, m, tail, w_size, acts, a_size, out + n_grouped, n_w);
+                    return;
+                }
+                for (int64_t j = 0; j < m; j++) {
+                    for (int64_t i = n_grouped; i < n_w; i++) ks->vec_dot[t](n, &out[j * n_w + i], packed.data() + i * w_size, acts + j * a_size);
+                }
+            };
             std::vector<float> tile((size_t) (n_w * n_a), NAN);
-            ks->gemm_repacked[t](n, n_w, n_a, packed.data(), w_size, a.data(), a_size, tile.data(), n_w);
+            matmul(n_a, a.data(), tile.data());
             for (int64_t j = 0; j < n_a; j++) {
                 std::vector<float> col((size_t) n_w, NAN);
-                ks->gemm_repacked[t](n, n_w, 1, packed.data(), w_size, a.data() + j * a_size, a_size, col.data(), n_w);
+                matmul(1, a.data() + j * a_size, col.data());
                 for (int64_t i = 0; i < n_w; i++) {
                     float want;
                     ref_set->vec_dot[t](n, &want, w.data() + i * w_size, a.data() + j * a_size);
@@ -398,15 +418,19 @@ void test_repacked(const tern_kernel_set * ks, const tern_kernel_set * ref_set) 
                         fprintf(stderr, "%s %s repacked n=%lld w%lld a%lld: %.9g, reference %.9g\n", ks->name, tr->name,
                                 (long long) n, (long long) i, (long long) j, got, want);
                     }
-                    bad_bits += memcmp(&got, &want, sizeof(float)) != 0;
+                    bad_ref_bits += memcmp(&got, &want, sizeof(float)) != 0;
                     if (memcmp(&got, &col[(size_t) i], sizeof(float)) != 0) bad_tile++;
+                    float file_layout;
+                    ks->vec_dot[t](n, &file_layout, w.data() + i * w_size, a.data() + j * a_size);
+                    if (memcmp(&got, &file_layout, sizeof(float)) != 0) bad_bits++;
                 }
             }
         }
         CHECK_MSG(bad == 0, "%s %s: %d of %d repacked outputs off the reference", ks->name, tr->name, bad, cases);
-        CHECK_MSG(bad_bits == 0, "%s %s: %d of %d repacked outputs not the reference's bits", ks->name, tr->name, bad_bits, cases);
+        CHECK_MSG(bad_ref_bits == 0, "%s %s: %d of %d repacked outputs not the reference's bits", ks->name, tr->name, bad_ref_bits, cases);
+        CHECK_MSG(bad_bits == 0, "%s %s: %d of %d repacked outputs differ from the set's vec_dot", ks->name, tr->name, bad_bits, cases);
         CHECK_MSG(bad_tile == 0, "%s %s: %d of %d repacked outputs depend on the tile", ks->name, tr->name, bad_tile, cases);
-        printf("%-7s %-7s repacked in groups of %lld rows: %d cases\n", ks->name, tr->name, (long long) R, cases);
+        printf("%-7s %-7s repacked in groups of %lld rows (+3 in the file layout): %d cases\n", ks->name, tr->name, (long long) R, cases);
     }
 }
 

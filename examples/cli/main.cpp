@@ -16,7 +16,7 @@ static void print_usage(FILE * f) {
         "  tokenize  -m FILE -p TEXT    print the token ids of a text\n"
         "\n"
         "`tern <command> --help` lists a command's options; `tern --version` the version, kernels and devices.\n"
-        "Environment: TERN_KERNELS=scalar|avx2|avxvnni|avx512|neon forces a lower CPU kernel set.\n");
+        "Environment: TERN_KERNELS=scalar|avx2|avxvnni|avx512|neon|dotprod|i8mm forces a lower CPU kernel set.\n");
 }
 
 

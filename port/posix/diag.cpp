@@ -1,10 +1,10 @@
 // POSIX diagnostics: a per-thread last-error buffer, stderr for log lines,
-// getenv, and the kernel's AArch64 feature bits.
+// getenv, and the kernel's ARM feature bits.
 #include "port.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#if defined(__aarch64__) && defined(__linux__)
+#if (defined(__aarch64__) || defined(__arm__)) && defined(__linux__)
 #include <sys/auxv.h>
 #endif
 
@@ -23,7 +23,7 @@ void port_log_line(int level, const char * line) {
 const char * port_getenv(const char * name) { return getenv(name); }
 
 uint64_t port_cpu_hwcap(void) {
-#if defined(__aarch64__) && defined(__linux__)
+#if (defined(__aarch64__) || defined(__arm__)) && defined(__linux__)
     return (uint64_t) getauxval(AT_HWCAP);
 #else
     return 0;
@@ -31,7 +31,7 @@ uint64_t port_cpu_hwcap(void) {
 }
 
 uint64_t port_cpu_hwcap2(void) {
-#if defined(__aarch64__) && defined(__linux__) && defined(AT_HWCAP2)
+#if (defined(__aarch64__) || defined(__arm__)) && defined(__linux__) && defined(AT_HWCAP2)
     return (uint64_t) getauxval(AT_HWCAP2);
 #else
     return 0;

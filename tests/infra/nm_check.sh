@@ -160,7 +160,7 @@ else
 fi
 
 # --- 5. no weak symbol shared by objects compiled for different kernel sets ----
-# The files of a kernel set (*_avx2, *_avxvnni, *_avx512, *_neon) are compiled with their
+# The files of a kernel set (*_avx2, *_avxvnni, *_avx512, *_neon, *_dotprod, *_i8mm) are compiled with their
 # own target flags. A weak (inline, template) symbol defined by one of them
 # and also by an object of another set or of the baseline is one symbol to the
 # linker, which keeps either body: the baseline or the avx2 set could then
@@ -172,6 +172,7 @@ nm -A --defined-only "$lib" 2>/dev/null | awk '$2 ~ /^[WVuwv]$/ {
         n = split($1, p, ":"); obj = p[n - 1]; g = "baseline"
         if (obj ~ /_avx512\./) g = "avx512"; else if (obj ~ /_avxvnni\./) g = "avxvnni"
         else if (obj ~ /_avx2\./) g = "avx2"; else if (obj ~ /_neon\./) g = "neon"
+        else if (obj ~ /_dotprod\./) g = "dotprod"; else if (obj ~ /_i8mm\./) g = "i8mm"
         print $3, g, obj }' | sort -u > "$tmp/weak"
 awk '{ if (!(($1, $2) in seen)) { seen[$1, $2] = 1; sets[$1]++; where[$1] = where[$1] " " $3 } }
      $2 != "baseline" && $1 ~ /_GLOBAL__N_/ { anon[$1] = 1 }

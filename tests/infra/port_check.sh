@@ -8,7 +8,8 @@
 #     (mem*, str*, snprintf/vsnprintf, strto*), none that touch a stream,
 #     a file, the heap, the environment, a thread or the clock;
 #   - libm functions (exp, log, pow, sqrt, ...: names ending in f or not);
-#   - compiler-runtime helpers (__stack_chk_*, __aeabi_*, __atomic_*, libgcc
+#   - compiler-runtime helpers (__stack_chk_*, __aeabi_*, __atomic_*, libgcc's
+#     AArch64 outline atomics __aarch64_* (LSE or LL/SC chosen at run time), libgcc
 #     arithmetic, sanitizer and coverage instrumentation) and the linker's
 #     _GLOBAL_OFFSET_TABLE_;
 # and defines no thread-local storage (TLS lives in the port: the last-error
@@ -64,7 +65,7 @@ fi
 
 allowed='^(mem(cpy|move|set|cmp|chr)|str(len|nlen|cmp|ncmp|chr|rchr|str|cpy|ncpy|spn|cspn|tol|toll|toul|toull|tod|tof)|v?snprintf'
 allowed+='|(exp|exp2|expm1|log|log2|log10|log1p|pow|sqrt|cbrt|sin|cos|sincos|tan|tanh|atan|atan2|erf|fma|fmax|fmin|fabs|floor|ceil|round|lround|nearbyint|rint|trunc|ldexp|frexp|fmod|modf|hypot)f?'
-allowed+='|__stack_chk_(fail|guard)|__aeabi_[a-z0-9_]+|__atomic_[a-z0-9_]+|__sync_[a-z0-9_]+|__(u|)(div|mod|mul)[a-z]+[0-9]|__(extend|trunc|fix|float)[a-z0-9]+'
+allowed+='|__stack_chk_(fail|guard)|__aeabi_[a-z0-9_]+|__atomic_[a-z0-9_]+|__aarch64_(cas|swp|ldadd|ldclr|ldeor|ldset)[0-9]+_[a-z_]+|__sync_[a-z0-9_]+|__(u|)(div|mod|mul)[a-z]+[0-9]|__(extend|trunc|fix|float)[a-z0-9]+'
 allowed+='|__(add|sub|mul|div|neg|cmp|eq|ne|lt|le|gt|ge|unord)[sdt]f[23]|__clz[sd]i2|__ctz[sd]i2|__popcount[sd]i2|__bswap[sd]i2'
 allowed+='|_GLOBAL_OFFSET_TABLE_|__dso_handle|__x86\.get_pc_thunk\.[a-z]+|__cpu_model|__cpu_indicator_init'
 # Sanitizer and coverage instrumentation (TERN_SANITIZE builds): the compiler's, not the code's.

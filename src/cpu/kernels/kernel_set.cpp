@@ -12,15 +12,19 @@
 #include <cpuid.h>
 #define TERN_DETECT_X86 1
 #endif
+#if TERN_KSET_DISPATCH && (defined(__aarch64__) || defined(__arm__))
+#include "cpu/kernels/arm/arm_features.h"
+#define TERN_DETECT_ARM 1
+#endif
 
 namespace tern {
 
 namespace {
 
 // In priority order: the best set a CPU runs is the last one it runs.
-enum set_id { SET_SCALAR, SET_AVX2, SET_AVXVNNI, SET_AVX512, SET_NEON, SET_COUNT };
+enum set_id { SET_SCALAR, SET_AVX2, SET_AVXVNNI, SET_AVX512, SET_NEON, SET_DOTPROD, SET_I8MM, SET_COUNT };
 
-const char * const k_set_names[SET_COUNT] = {"scalar", "avx2", "avxvnni", "avx512", "neon"};
+const char * const k_set_names[SET_COUNT] = {"scalar", "avx2", "avxvnni", "avx512", "neon", "dotprod", "i8mm"};
 
 bool compiled(set_id id) {
     switch (id) {
@@ -29,6 +33,8 @@ bool compiled(set_id id) {
         case SET_AVXVNNI: return TERN_KSET_AVXVNNI;
         case SET_AVX512: return TERN_KSET_AVX512;
         case SET_NEON: return TERN_KSET_NEON;
+        case SET_DOTPROD: return TERN_KSET_DOTPROD;
+        case SET_I8MM: return TERN_KSET_I8MM;
         default: return false;
     }
 }
@@ -58,6 +64,16 @@ bool cpu_runs(set_id id) {
         case SET_AVX2: return ymm_state && avx2 && fma && f16c;
         case SET_AVXVNNI: return ymm_state && avx2 && fma && f16c && avxvnni;
         case SET_AVX512: return ymm_state && zmm_state && avx2 && fma && f16c && avx512;
+        default: return false;
+    }
+}
+#elif TERN_DETECT_ARM
+// AT_HWCAP / AT_HWCAP2 (arm/arm_features.h).
+bool cpu_runs(set_id id) {
+    switch (id) {
+        case SET_NEON: return arm_cpu_runs(ARM_NEON);
+        case SET_DOTPROD: return arm_cpu_runs(ARM_DOTPROD);
+        case SET_I8MM: return arm_cpu_runs(ARM_I8MM);
         default: return false;
     }
 }
@@ -101,15 +117,31 @@ void fill(set_id id, tern_kernel_set * ks) {
     }
 #endif
 #if TERN_KSET_NEON
-    if (id == SET_NEON) {
+    if (id == SET_NEON || id == SET_DOTPROD || id == SET_I8MM) {
         tern_fill_vec_neon(ks);
         tern_fill_vec_dot_neon(ks);
         tern_fill_vec_dot_kquant_neon(ks);
         tern_fill_quantize_neon(ks);
-        tern_fill_gemm_legacy_neon(ks);
-        tern_fill_gemm_kquant_neon(ks);
         tern_fill_gemm_float_neon(ks);
         ks->name = "neon";
+    }
+#endif
+#if TERN_KSET_DOTPROD
+    if (id == SET_DOTPROD || id == SET_I8MM) {
+        tern_fill_vec_dot_dotprod(ks);
+        tern_fill_vec_dot_kquant_dotprod(ks);
+        tern_fill_repack_dotprod(ks);
+        tern_fill_repack_kquant_dotprod(ks);
+        ks->name = "dotprod";
+    }
+#endif
+#if TERN_KSET_I8MM
+    if (id == SET_I8MM) {
+        tern_fill_gemm_legacy_i8mm(ks);
+        tern_fill_gemm_kquant_i8mm(ks);
+        tern_fill_repack_i8mm(ks);
+        tern_fill_repack_kquant_i8mm(ks);
+        ks->name = "i8mm";
     }
 #endif
 }
@@ -150,7 +182,7 @@ set_id choose() {
         }
         return (set_id) id;
     }
-    TERN_LOGW("TERN_KERNELS=%s: unknown kernel set (scalar, avx2, avxvnni, avx512, neon); using %s\n", want, k_set_names[best]);
+    TERN_LOGW("TERN_KERNELS=%s: unknown kernel set (scalar, avx2, avxvnni, avx512, neon, dotprod, i8mm); using %s\n", want, k_set_names[best]);
     return best;
 }
 

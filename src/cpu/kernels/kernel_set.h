@@ -11,22 +11,28 @@
 //                   one the CPU runs (in that order) is picked once, at the
 //                   first call of tern_kernels() (CPUID, and XCR0 for the
 //                   OS-saved AVX / AVX-512 state).
-//   auto on AArch64 scalar + neon (NEON is part of the base ISA; SDOT and
-//                   i8mm kernels chosen at fill time, arm/arm_features.h);
-//                   on 32-bit ARM when the flags enable NEON (ARMv7-A
-//                   -mfpu=neon*): scalar + neon, the SMULL integer dots and
-//                   dot_f32 only (arm/vec_neon.cpp says why).
-//   avx2|avxvnni|avx512|neon  pinned: that set (and scalar; avxvnni and
-//                   avx512 also avx2), no CPU detection; the whole library
-//                   is compiled for the target.
+//   auto on AArch64 scalar, neon (ARMv8.0), dotprod (SDOT), i8mm (SMMLA),
+//                   each level in its own files with its own flags
+//                   (arm/*_neon.cpp, arm/*_dotprod.cpp, arm/*_i8mm.cpp), the
+//                   best the CPU runs picked from AT_HWCAP / AT_HWCAP2
+//                   (arm/arm_features.h);
+//   auto on 32-bit ARM Linux (ARMv7-A): scalar + neon (arm/*_neon.cpp built
+//                   with NEON + VFPv4 flags, chosen where AT_HWCAP reports
+//                   both): the SMULL integer dots and dot_f32 only
+//                   (arm/vec_neon.cpp says why).
+//   avx2|avxvnni|avx512|neon|dotprod|i8mm  pinned: that set and those it is
+//                   filled over (avxvnni and avx512: avx2; i8mm: dotprod,
+//                   neon), no CPU detection; the whole library is compiled
+//                   for the target.
 //   scalar          the references only.
-// The environment variable TERN_KERNELS=scalar|avx2|avxvnni|avx512|neon forces a set
-// lower than the best (for tests, and for users chasing a bug); an unknown or
-// unsupported name is ignored with a warning.
+// The environment variable TERN_KERNELS=<set> forces a set lower than the
+// best (for tests, and for users chasing a bug); an unknown or unsupported
+// name is ignored with a warning.
 //
 // A set is filled by chaining: the avx512 and avxvnni fills start from the
-// avx2 fill, which starts from the scalar fill (the references), so each
-// target only overrides what it does better. Nothing here allocates; the tables are
+// avx2 fill, which starts from the scalar fill (the references); i8mm from
+// dotprod from neon from scalar. So each target only overrides what it does
+// better. Nothing here allocates; the tables are
 // zero-initialized statics filled once (no static constructors).
 //
 // Numerics: kernels marked exact in vec.h give the reference's bits in every
@@ -60,7 +66,7 @@ typedef void (*tern_gemm_fn)(int64_t k, int64_t nr, int64_t nc, const void * w, 
                              const void * a, size_t a_stride, float * out, int64_t ldo);
 
 struct tern_kernel_set {
-    const char * name;  // "scalar", "avx2", "avxvnni", "avx512", "neon"
+    const char * name;  // "scalar", "avx2", "avxvnni", "avx512", "neon", "dotprod", "i8mm"
 
     // Vector kernels behind the ops (vec.h describes each).
     float  (*dot_f32)(int64_t n, const float * x, const float * y);
@@ -139,15 +145,25 @@ void tern_fill_repack_avx512(tern_kernel_set * ks);     // interleaved legacy fo
 void tern_fill_repack_kquant_avx512(tern_kernel_set * ks);  // interleaved Q4_K Q5_K Q6_K
 #endif
 #if TERN_KSET_NEON
-// SDOT (ARMv8.2 dot product) and SMMLA (ARMv8.6 i8mm) kernels are chosen in
-// the fills from port_cpu_hwcap()/_hwcap2() unless -march guarantees them.
+// The ARM levels (arm/arm_features.h): neon, then dotprod, then i8mm, each
+// filled over the one below it.
 void tern_fill_vec_neon(tern_kernel_set * ks);
-void tern_fill_vec_dot_neon(tern_kernel_set * ks);         // Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL
-void tern_fill_vec_dot_kquant_neon(tern_kernel_set * ks);  // Q2_K .. Q6_K
+void tern_fill_vec_dot_neon(tern_kernel_set * ks);         // Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 IQ4_NL (SMULL)
+void tern_fill_vec_dot_kquant_neon(tern_kernel_set * ks);  // Q2_K .. Q6_K (SMULL)
 void tern_fill_quantize_neon(tern_kernel_set * ks);        // activation quantizers
-void tern_fill_gemm_legacy_neon(tern_kernel_set * ks);     // SMMLA tiles: Q4_0 Q4_1 Q8_0
-void tern_fill_gemm_kquant_neon(tern_kernel_set * ks);     // SMMLA tiles: Q2_K .. Q6_K
 void tern_fill_gemm_float_neon(tern_kernel_set * ks);      // F32 F16 BF16 vec_dot
+#endif
+#if TERN_KSET_DOTPROD
+void tern_fill_vec_dot_dotprod(tern_kernel_set * ks);         // legacy formats (SDOT)
+void tern_fill_vec_dot_kquant_dotprod(tern_kernel_set * ks);  // Q2_K .. Q6_K (SDOT)
+void tern_fill_repack_dotprod(tern_kernel_set * ks);          // interleaved legacy formats
+void tern_fill_repack_kquant_dotprod(tern_kernel_set * ks);   // interleaved Q4_K Q5_K Q6_K
+#endif
+#if TERN_KSET_I8MM
+void tern_fill_gemm_legacy_i8mm(tern_kernel_set * ks);     // SMMLA file-layout tiles: Q4_0 Q4_1 Q8_0
+void tern_fill_gemm_kquant_i8mm(tern_kernel_set * ks);     // SMMLA file-layout tiles: Q2_K .. Q6_K
+void tern_fill_repack_i8mm(tern_kernel_set * ks);          // interleaved legacy formats
+void tern_fill_repack_kquant_i8mm(tern_kernel_set * ks);   // interleaved Q4_K Q5_K Q6_K
 #endif
 
 }  // namespace tern

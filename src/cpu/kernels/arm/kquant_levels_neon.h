@@ -1,5 +1,5 @@
-// K-quant super-blocks unpacked for the neon kernels (vec_dot_kquant_neon.cpp,
-// gemm_kquant_neon.cpp). AArch64 only.
+// K-quant super-blocks in the file layout unpacked for the ARM kernels
+// (vec_dot_kquant_arm.h, gemm_kquant_i8mm.cpp). AArch64 only.
 //
 // unpack(block, &sb) writes the 256 levels of a Q2_K..Q6_K super-block as
 // sixteen int8x16 vectors, vector j holding sub-block j (values 16j ..
@@ -23,6 +23,7 @@
 #include "tensor/quants_k.h"
 
 namespace tern {
+namespace {  // each level's files compile their own copy (column_blocks.h says why)
 namespace neon_kquant {
 
 // One super-block unpacked: sub-block j's levels in q[j], its scale in
@@ -162,4 +163,5 @@ inline int32_t mins_dot(const superblock & sb, const block_q8_K & y) {
 }
 
 }  // namespace neon_kquant
+}  // namespace
 }  // namespace tern

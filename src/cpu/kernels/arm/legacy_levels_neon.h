@@ -1,5 +1,5 @@
-// Block levels of the legacy formats for the neon kernels (vec_dot_neon.cpp,
-// gemm_legacy_neon.cpp): per format its weight block, activation block,
+// Block levels of the legacy formats in the file layout for the ARM kernels
+// (vec_dot_legacy_arm.h, gemm_legacy_i8mm.cpp): per format its weight block, activation block,
 // whether it is affine (x = d * level + m; the activation then carries s),
 // and levels(b, lo, hi): the 32 levels of a block as two int8x16 (values
 // 0..15 in lo, 16..31 in hi), decoded exactly as the references
@@ -19,6 +19,7 @@
 #include "tensor/quants.h"
 
 namespace tern {
+namespace {  // each level's files compile their own copy (column_blocks.h says why)
 namespace neon_legacy {
 
 const int QK = 32;  // values per block
@@ -144,4 +145,5 @@ struct fmt_iq4_nl {  // level = table[nibble]
 #endif
 
 }  // namespace neon_legacy
+}  // namespace
 }  // namespace tern

@@ -108,80 +108,234 @@ static void kfp16_to_fp32(int64_t n, const tern_fp16 * x, float * y) {
     tern_kfp16_to_fp32_ref(n - i, x + i, y + i);
 }
 
-// Attention rows for a group of query heads sharing a KV head (GQA): each
-// row is converted from F16 once, into NQ float32x4 values (registers for
-// heads of up to 64 values, the stack up to 256), and met by every query of
-// the group; a query's dot (or add) is kdot_f16's (kmad_f16's) operations
-// exactly, so grouping changes no bit. Other heads (larger, or the dot's not
-// a multiple of 8) go row by row. The queries are converted once per call, in
-// chunks of ATTN_X_CHUNK values (on the stack).
+// Attention rows for a group of query heads sharing a KV head (GQA), heads
+// of n <= 256 values, n a multiple of 4 (others go row by row through
+// kdot_f16 / kmad_f16). Rows are taken in blocks of ROWS, converted from F16
+// once into float on the stack and met there by every query of the group:
+// - dot_f16_rows: per row one chain of fused multiply-adds over the n / 4
+//   lanes of 4 values, then ((l0 + l1) + (l2 + l3)) (two pairwise adds give
+//   4 rows' dots in one register). A row's dot is these operations wherever
+//   the row sits and whatever the group: grouping and the number of cells
+//   attended change no bit;
+// - mad_f16_rows: a query's output, up to 64 values at a time, stays in
+//   registers over the block's rows: y = y + p_j * row_j (kmad_f16's
+//   unfused operations, rows in order, p_j == 0 skipped), so the same bits.
+// The queries are converted once per call, in chunks of ATTN_X_CHUNK values
+// (on the stack).
 constexpr int64_t ATTN_X_CHUNK = 1024;
+constexpr int64_t ATTN_N_MAX = 256;
+constexpr int DOT_ROWS = 4, MAD_ROWS = 8;
 
-template <int NQ>
-static void dot_rows_grouped(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride,
-                             float * out, int64_t out_stride) {
-    float xf[ATTN_X_CHUNK];
-    const int64_t per_chunk = ATTN_X_CHUNK / n;
-    const int nq = (int) (n / 4);
-    for (int64_t g0 = 0; g0 < n_x; g0 += per_chunk) {
-        const int64_t ng = n_x - g0 < per_chunk ? n_x - g0 : per_chunk;
-        for (int64_t i = 0; i < ng * n; i += 4) vst1q_f32(xf + i, load_f16x4(x + g0 * n + i));
-        for (int64_t j = 0; j < n_rows; j++) {
-            float32x4_t r[NQ];
-            for (int k = 0; k < nq; k++) r[k] = load_f16x4(rows + j * stride + 4 * k);
-            for (int64_t g = 0; g < ng; g++) {
-                const float * xg = xf + g * n;
-                float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);
-                for (int k = 0; k < nq; k += 2) {
-                    acc0 = vfmaq_f32(acc0, vld1q_f32(xg + 4 * k), r[k]);
-                    acc1 = vfmaq_f32(acc1, vld1q_f32(xg + 4 * k + 4), r[k + 1]);
-                }
-                out[(g0 + g) * out_stride + j] = vaddvq_f32(vaddq_f32(acc0, acc1)) + 0.0f;  // + kdot_f16's empty tail
+// rows [j0, j0 + nr) of width n as floats rf[r * n + i]; rows past nr are zeros.
+static inline void stage_rows(int64_t n, int nr, int block, const tern_fp16 * rows, int64_t stride, float * rf) {
+    for (int r = 0; r < block; r++) {
+        float * d = rf + r * n;
+        if (r < nr) {
+            for (int64_t i = 0; i < n; i += 4) vst1q_f32(d + i, load_f16x4(rows + r * stride + i));
+        } else {
+            for (int64_t i = 0; i < n; i += 4) vst1q_f32(d + i, vdupq_n_f32(0.0f));
+        }
+    }
+}
+
+// RB (4 or 2) rows' dots from their accumulators: lane r = ((l0 + l1) + (l2 + l3)) of row r.
+template <int RB>
+static inline void store_dots(const float32x4_t * acc, float * o, int nr) {
+    const float32x4_t p01 = vpaddq_f32(acc[0], acc[1]);
+    const float32x4_t dots = vpaddq_f32(p01, RB == 4 ? vpaddq_f32(acc[2], acc[3]) : p01);
+    if (nr == 4) {
+        vst1q_f32(o, dots);
+        return;
+    }
+    float v[4];
+    vst1q_f32(v, dots);
+    for (int r = 0; r < nr; r++) o[r] = v[r];
+}
+
+// Heads of NQ lanes (n = 4 NQ <= 32): blocks of RB rows (RB * NQ <= 16
+// registers) stay in registers while every query meets them.
+template <int NQ, int RB>
+static void dot_rows_regs(int64_t n_rows, int64_t ng, const float * xf, const tern_fp16 * rows, int64_t stride, float * out,
+                          int64_t out_stride) {
+    const int64_t n = 4 * NQ;
+    for (int64_t j0 = 0; j0 < n_rows; j0 += RB) {
+        const int nr = n_rows - j0 < RB ? (int) (n_rows - j0) : RB;
+        float32x4_t rv[RB][NQ];
+        for (int r = 0; r < RB; r++) {
+            for (int k = 0; k < NQ; k++) rv[r][k] = r < nr ? load_f16x4(rows + (j0 + r) * stride + 4 * k) : vdupq_n_f32(0.0f);
+        }
+        for (int64_t g = 0; g < ng; g++) {
+            float32x4_t acc[RB];
+            for (int r = 0; r < RB; r++) acc[r] = vdupq_n_f32(0.0f);
+            for (int k = 0; k < NQ; k++) {
+                const float32x4_t xv = vld1q_f32(xf + g * n + 4 * k);
+                for (int r = 0; r < RB; r++) acc[r] = vfmaq_f32(acc[r], xv, rv[r][k]);
             }
+            store_dots<RB>(acc, out + g * out_stride + j0, nr);
+        }
+    }
+}
+
+// Wider heads: the block's rows staged as floats on the stack.
+static void dot_rows_staged(int64_t n, int64_t n_rows, int64_t ng, const float * xf, const tern_fp16 * rows, int64_t stride,
+                            float * out, int64_t out_stride) {
+    float rf[DOT_ROWS * ATTN_N_MAX];
+    for (int64_t j0 = 0; j0 < n_rows; j0 += DOT_ROWS) {
+        const int nr = n_rows - j0 < DOT_ROWS ? (int) (n_rows - j0) : DOT_ROWS;
+        stage_rows(n, nr, DOT_ROWS, rows + j0 * stride, stride, rf);
+        for (int64_t g = 0; g < ng; g++) {
+            const float * xg = xf + g * n;
+            float32x4_t acc[DOT_ROWS];
+            for (int r = 0; r < DOT_ROWS; r++) acc[r] = vdupq_n_f32(0.0f);
+            for (int64_t i = 0; i < n; i += 4) {
+                const float32x4_t xv = vld1q_f32(xg + i);
+                for (int r = 0; r < DOT_ROWS; r++) acc[r] = vfmaq_f32(acc[r], xv, vld1q_f32(rf + r * n + i));
+            }
+            store_dots<DOT_ROWS>(acc, out + g * out_stride + j0, nr);
         }
     }
 }
 
 static void kdot_f16_rows(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride,
                           float * out, int64_t out_stride) {
-    if (n % 8 == 0 && n_x > 1 && n <= 64) return dot_rows_grouped<16>(n, n_rows, n_x, x, rows, stride, out, out_stride);
-    if (n % 8 == 0 && n_x > 1 && n <= 256) return dot_rows_grouped<64>(n, n_rows, n_x, x, rows, stride, out, out_stride);
-    for (int64_t g = 0; g < n_x; g++) {
-        for (int64_t j = 0; j < n_rows; j++) out[g * out_stride + j] = kdot_f16(n, x + g * n, rows + j * stride);
+    if (n % 4 != 0 || n > ATTN_N_MAX) {
+        for (int64_t g = 0; g < n_x; g++) {
+            for (int64_t j = 0; j < n_rows; j++) out[g * out_stride + j] = kdot_f16(n, x + g * n, rows + j * stride);
+        }
+        return;
+    }
+    float xf[ATTN_X_CHUNK];
+    const int64_t per_chunk = ATTN_X_CHUNK / n;
+    for (int64_t g0 = 0; g0 < n_x; g0 += per_chunk) {
+        const int64_t ng = n_x - g0 < per_chunk ? n_x - g0 : per_chunk;
+        for (int64_t i = 0; i < ng * n; i += 4) vst1q_f32(xf + i, load_f16x4(x + g0 * n + i));
+        float * o = out + g0 * out_stride;
+        switch (n / 4) {
+            case 1: dot_rows_regs<1, 4>(n_rows, ng, xf, rows, stride, o, out_stride); break;
+            case 2: dot_rows_regs<2, 4>(n_rows, ng, xf, rows, stride, o, out_stride); break;
+            case 3: dot_rows_regs<3, 4>(n_rows, ng, xf, rows, stride, o, out_stride); break;
+            case 4: dot_rows_regs<4, 4>(n_rows, ng, xf, rows, stride, o, out_stride); break;
+            case 5: dot_rows_regs<5, 2>(n_rows, ng, xf, rows, stride, o, out_stride); break;
+            case 6: dot_rows_regs<6, 2>(n_rows, ng, xf, rows, stride, o, out_stride); break;
+            case 7: dot_rows_regs<7, 2>(n_rows, ng, xf, rows, stride, o, out_stride); break;
+            case 8: dot_rows_regs<8, 2>(n_rows, ng, xf, rows, stride, o, out_stride); break;
+            default: dot_rows_staged(n, n_rows, ng, xf, rows, stride, o, out_stride); break;
+        }
     }
 }
 
+// y[0 .. 4 * NQ) += p_j * rows_j for the block's nr staged rows (p_j == 0 skipped).
 template <int NQ>
-static void mad_rows_grouped(int64_t n, int64_t n_rows, int64_t n_y, float * y, const tern_fp16 * rows, int64_t stride,
-                             const float * p, int64_t p_stride) {
-    const int nq = (int) (n / 4);
-    for (int64_t j = 0; j < n_rows; j++) {
-        float32x4_t r[NQ];
-        bool loaded = false;
+static inline void mad_block(float * y, const float * rf, int64_t n, int nr, const float * p) {
+    float32x4_t acc[NQ];
+    for (int k = 0; k < NQ; k++) acc[k] = vld1q_f32(y + 4 * k);
+    for (int r = 0; r < nr; r++) {
+        const float pj = p[r];
+        if (pj == 0.0f) continue;
+        const float32x4_t vs = vdupq_n_f32(pj);
+        for (int k = 0; k < NQ; k++) acc[k] = vaddq_f32(acc[k], vmulq_f32(vs, vld1q_f32(rf + r * n + 4 * k)));
+    }
+    for (int k = 0; k < NQ; k++) vst1q_f32(y + 4 * k, acc[k]);
+}
+
+// Heads of NQ lanes (n = 4 NQ <= 32): blocks of RB rows in registers.
+template <int NQ, int RB>
+static void mad_rows_regs(int64_t n_rows, int64_t n_y, float * y, const tern_fp16 * rows, int64_t stride, const float * p,
+                          int64_t p_stride) {
+    for (int64_t j0 = 0; j0 < n_rows; j0 += RB) {
+        const int nr = n_rows - j0 < RB ? (int) (n_rows - j0) : RB;
+        float32x4_t rv[RB][NQ];
+        for (int r = 0; r < RB; r++) {
+            for (int k = 0; k < NQ; k++) rv[r][k] = r < nr ? load_f16x4(rows + (j0 + r) * stride + 4 * k) : vdupq_n_f32(0.0f);
+        }
         for (int64_t g = 0; g < n_y; g++) {
-            const float pj = p[g * p_stride + j];
-            if (pj == 0.0f) continue;
-            if (!loaded) {
-                for (int k = 0; k < nq; k++) r[k] = load_f16x4(rows + j * stride + 4 * k);
-                loaded = true;
+            float * yg = y + g * 4 * NQ;
+            const float * pg = p + g * p_stride + j0;
+            float32x4_t acc[NQ];
+            for (int k = 0; k < NQ; k++) acc[k] = vld1q_f32(yg + 4 * k);
+            for (int r = 0; r < nr; r++) {
+                if (pg[r] == 0.0f) continue;
+                const float32x4_t vs = vdupq_n_f32(pg[r]);
+                for (int k = 0; k < NQ; k++) acc[k] = vaddq_f32(acc[k], vmulq_f32(vs, rv[r][k]));
             }
-            const float32x4_t vs = vdupq_n_f32(pj);
-            float * yg = y + g * n;
-            for (int k = 0; k < nq; k++) vst1q_f32(yg + 4 * k, vaddq_f32(vld1q_f32(yg + 4 * k), vmulq_f32(vs, r[k])));
+            for (int k = 0; k < NQ; k++) vst1q_f32(yg + 4 * k, acc[k]);
         }
     }
 }
 
 static void kmad_f16_rows(int64_t n, int64_t n_rows, int64_t n_y, float * y, const tern_fp16 * rows, int64_t stride,
                           const float * p, int64_t p_stride) {
-    if (n % 4 == 0 && n <= 64) return mad_rows_grouped<16>(n, n_rows, n_y, y, rows, stride, p, p_stride);
-    if (n % 4 == 0 && n <= 256) return mad_rows_grouped<64>(n, n_rows, n_y, y, rows, stride, p, p_stride);
-    for (int64_t g = 0; g < n_y; g++) {
-        for (int64_t j = 0; j < n_rows; j++) {
-            const float pj = p[g * p_stride + j];
-            if (pj != 0.0f) kmad_f16(n, y + g * n, rows + j * stride, pj);
+    if (n % 4 != 0 || n > ATTN_N_MAX) {
+        for (int64_t g = 0; g < n_y; g++) {
+            for (int64_t j = 0; j < n_rows; j++) {
+                const float pj = p[g * p_stride + j];
+                if (pj != 0.0f) kmad_f16(n, y + g * n, rows + j * stride, pj);
+            }
+        }
+        return;
+    }
+    switch (n / 4) {
+        case 1: return mad_rows_regs<1, 4>(n_rows, n_y, y, rows, stride, p, p_stride);
+        case 2: return mad_rows_regs<2, 4>(n_rows, n_y, y, rows, stride, p, p_stride);
+        case 3: return mad_rows_regs<3, 4>(n_rows, n_y, y, rows, stride, p, p_stride);
+        case 4: return mad_rows_regs<4, 4>(n_rows, n_y, y, rows, stride, p, p_stride);
+        case 5: return mad_rows_regs<5, 2>(n_rows, n_y, y, rows, stride, p, p_stride);
+        case 6: return mad_rows_regs<6, 2>(n_rows, n_y, y, rows, stride, p, p_stride);
+        case 7: return mad_rows_regs<7, 2>(n_rows, n_y, y, rows, stride, p, p_stride);
+        case 8: return mad_rows_regs<8, 2>(n_rows, n_y, y, rows, stride, p, p_stride);
+        default: break;
+    }
+    float rf[MAD_ROWS * ATTN_N_MAX];
+    for (int64_t j0 = 0; j0 < n_rows; j0 += MAD_ROWS) {
+        const int nr = n_rows - j0 < MAD_ROWS ? (int) (n_rows - j0) : MAD_ROWS;
+        stage_rows(n, nr, nr, rows + j0 * stride, stride, rf);
+        for (int64_t g = 0; g < n_y; g++) {
+            float * yg = y + g * n;
+            const float * pg = p + g * p_stride + j0;
+            int64_t i = 0;
+            for (; i + 64 <= n; i += 64) mad_block<16>(yg + i, rf + i, n, nr, pg);
+            switch ((n - i) / 4) {  // the rest, 4 values at a time (n < 64 lands here whole)
+                case 0: break;
+                case 1: mad_block<1>(yg + i, rf + i, n, nr, pg); break;
+                case 2: mad_block<2>(yg + i, rf + i, n, nr, pg); break;
+                case 3: mad_block<3>(yg + i, rf + i, n, nr, pg); break;
+                case 4: mad_block<4>(yg + i, rf + i, n, nr, pg); break;
+                case 5: mad_block<5>(yg + i, rf + i, n, nr, pg); break;
+                case 6: mad_block<6>(yg + i, rf + i, n, nr, pg); break;
+                case 7: mad_block<7>(yg + i, rf + i, n, nr, pg); break;
+                case 8: mad_block<8>(yg + i, rf + i, n, nr, pg); break;
+                case 9: mad_block<9>(yg + i, rf + i, n, nr, pg); break;
+                case 10: mad_block<10>(yg + i, rf + i, n, nr, pg); break;
+                case 11: mad_block<11>(yg + i, rf + i, n, nr, pg); break;
+                case 12: mad_block<12>(yg + i, rf + i, n, nr, pg); break;
+                case 13: mad_block<13>(yg + i, rf + i, n, nr, pg); break;
+                case 14: mad_block<14>(yg + i, rf + i, n, nr, pg); break;
+                default: mad_block<15>(yg + i, rf + i, n, nr, pg); break;
+            }
         }
     }
+}
+
+// exact (vec.h): x * s (+ mask; -inf where the mask is -inf), the largest, NaN if any is.
+static float kscale_mask_max_f32(int64_t n, float * x, float s, const float * mask) {
+    const float32x4_t vs = vdupq_n_f32(s), ninf = vdupq_n_f32(-INFINITY);
+    float32x4_t vmax = ninf;
+    uint32x4_t ordered = vdupq_n_u32(0xFFFFFFFFu);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        float32x4_t v = vmulq_f32(vld1q_f32(x + i), vs);
+        if (mask) {
+            const float32x4_t m = vld1q_f32(mask + i);
+            v = vbslq_f32(vceqq_f32(m, ninf), ninf, vaddq_f32(v, m));
+        }
+        vst1q_f32(x + i, v);
+        vmax = vmaxnmq_f32(vmax, v);
+        ordered = vandq_u32(ordered, vceqq_f32(v, v));
+    }
+    float max = tern_kscale_mask_max_f32_ref(n - i, x + i, s, mask ? mask + i : NULL);
+    if (max != max || vminvq_u32(ordered) == 0) return NAN;
+    const float m4 = vmaxvq_f32(vmax);
+    return m4 > max ? m4 : max;
 }
 
 // e^x as tern_exp_approx (exp_approx.h), 4 lanes: the same polynomial with
@@ -274,6 +428,7 @@ void tern_fill_vec_neon(tern_kernel_set * ks) {
     ks->fp16_to_fp32 = kfp16_to_fp32;
     ks->dot_f16_rows = kdot_f16_rows;
     ks->mad_f16_rows = kmad_f16_rows;
+    ks->scale_mask_max_f32 = kscale_mask_max_f32;
     ks->exp_sum_f32 = kexp_sum_f32;
     ks->swiglu_f32 = kswiglu_f32;
 #endif

@@ -1,8 +1,9 @@
-// Matrix tiles (tern_gemm_fn, kernel_set.h) of the neon kernel set for the
-// PER_BLOCK legacy formats, Q4_0 Q8_0 x Q8_0 and Q4_1 x Q8_1, built on the
-// int8 matrix multiply SMMLA (ARMv8.6 i8mm; arm_features.h says when it is
-// compiled and chosen; without it gemm stays NULL and mul_mat runs the
-// vec_dot kernels of vec_dot_neon.cpp).
+// File-layout matrix tiles (tern_gemm_fn, kernel_set.h) of the i8mm level for
+// the PER_BLOCK legacy formats, Q4_0 Q8_0 x Q8_0 and Q4_1 x Q8_1, built on the
+// int8 matrix multiply SMMLA (compiled with the i8mm flags, arm_features.h).
+// They serve the rows a model keeps in the file layout (no repacking, the
+// blob path, the rows past a matrix's last repacked group); repacked weights
+// go through repack_i8mm.cpp.
 //
 // SMMLA multiplies a 2x8 int8 matrix by the transpose of another 2x8 and
 // adds the 2x2 int32 result: with A = 8 values of weight rows r and r + 1 and
@@ -24,30 +25,15 @@
 //
 // Tiles: 4 weight rows x 4 activation rows (two row pairs x two column pairs,
 // 16 SMMLA per block), the weight levels decoded once per block and used by
-// all four columns. A short tile (the last rows or columns, and decode's one
-// activation row) repeats its last row or column: computed, not stored.
-#include "cpu/kernels/kernel_set.h"
-
-#if defined(__aarch64__)
-#include <arm_neon.h>
-#include "cpu/kernels/arm/arm_features.h"
-#include "cpu/kernels/arm/legacy_levels_neon.h"
-#endif
+// all four columns. A short tile (the last rows or columns) repeats its last
+// row or column: computed, not stored. A single column (decode) is one SDOT
+// dot per row instead (vec_dot_legacy_arm.h: the same bits), not a tile that
+// computes four columns to keep one.
+#include "cpu/kernels/arm/vec_dot_legacy_arm.h"
 
 namespace tern {
 
-#if defined(__aarch64__) && defined(TERN_I8MM_FN)
-
-// Reference arithmetic: only the explicit fused multiply-adds fuse.
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
-
 namespace {
-
-using namespace neon_legacy;
 
 const int TILE = 4;  // weight rows and activation rows per tile
 
@@ -64,7 +50,7 @@ inline void pair_operands(int8x16_t lo0, int8x16_t hi0, int8x16_t lo1, int8x16_t
 
 // One tile: rows r < nrows of w (stride ws) x columns c < ncols of a.
 template <class F>
-TERN_I8MM_FN void tile(int64_t nb, const uint8_t * w, size_t ws, int nrows, const uint8_t * a, size_t as, int ncols,
+void tile(int64_t nb, const uint8_t * w, size_t ws, int nrows, const uint8_t * a, size_t as, int ncols,
                        float * out, int64_t ldo) {
     typedef typename F::block wblock;
     typedef typename F::act ablock;
@@ -130,11 +116,16 @@ TERN_I8MM_FN void tile(int64_t nb, const uint8_t * w, size_t ws, int nrows, cons
 }
 
 template <class F>
-TERN_I8MM_FN void gemm(int64_t k, int64_t nr, int64_t nc, const void * w, size_t ws, const void * a, size_t as,
+void gemm(int64_t k, int64_t nr, int64_t nc, const void * w, size_t ws, const void * a, size_t as,
                        float * out, int64_t ldo) {
     const int64_t nb = k / QK;
     for (int64_t c0 = 0; c0 < nc; c0 += TILE) {
         const int ncols = (int) (nc - c0 < TILE ? nc - c0 : TILE);
+        if (ncols == 1) {
+            const uint8_t * ac = (const uint8_t *) a + c0 * as;
+            for (int64_t r = 0; r < nr; r++) vec_dot_per_block<F, sdot_sums>(k, out + c0 * ldo + r, (const uint8_t *) w + r * ws, ac);
+            continue;
+        }
         for (int64_t r0 = 0; r0 < nr; r0 += TILE) {
             const int nrows = (int) (nr - r0 < TILE ? nr - r0 : TILE);
             tile<F>(nb, (const uint8_t *) w + r0 * ws, ws, nrows, (const uint8_t *) a + c0 * as, as, ncols,
@@ -145,12 +136,8 @@ TERN_I8MM_FN void gemm(int64_t k, int64_t nr, int64_t nc, const void * w, size_t
 
 }  // namespace
 
-#endif  // __aarch64__ && TERN_I8MM_FN
-
-void tern_fill_gemm_legacy_neon(tern_kernel_set * ks) {
+void tern_fill_gemm_legacy_i8mm(tern_kernel_set * ks) {
     (void) ks;
-#if defined(__aarch64__) && defined(TERN_I8MM_FN)
-    if (!neon_has_i8mm()) return;
 #if TERN_WITH_TYPE_Q8_0
     ks->gemm[TERN_TYPE_Q8_0] = gemm<neon_legacy::fmt_q8_0>;
 #endif
@@ -159,7 +146,6 @@ void tern_fill_gemm_legacy_neon(tern_kernel_set * ks) {
 #endif
 #if TERN_WITH_TYPE_Q4_1
     ks->gemm[TERN_TYPE_Q4_1] = gemm<neon_legacy::fmt_q4_1>;
-#endif
 #endif
 }
 

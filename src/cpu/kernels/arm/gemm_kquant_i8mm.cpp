@@ -1,7 +1,8 @@
-// Matrix tiles (tern_gemm_fn, kernel_set.h) of the neon kernel set for the
-// K-quants (Q2_K..Q6_K x Q8_K) on the int8 matrix multiply SMMLA (ARMv8.6
-// i8mm; arm_features.h says when it is compiled and chosen; without it gemm
-// stays NULL and mul_mat runs vec_dot_kquant_neon.cpp per output).
+// File-layout matrix tiles (tern_gemm_fn, kernel_set.h) of the i8mm level for
+// the K-quants (Q2_K..Q6_K x Q8_K) on the int8 matrix multiply SMMLA
+// (compiled with the i8mm flags, arm_features.h). They serve the rows a model
+// keeps in the file layout; repacked Q4_K/Q5_K/Q6_K go through
+// repack_kquant_i8mm.cpp.
 //
 // The reference (tensor/quants_k_dot.cpp) needs per super-block and output
 // two exact integers, isum = sum_j scale[j] * (q . y over sub-block j) and
@@ -25,25 +26,12 @@
 // Tiles: 4 weight rows x 4 activation rows, each weight super-block unpacked
 // once (kquant_levels_neon.h) and its SMMLA operands built once for all four
 // activation rows. A short tile repeats its last row or column (computed,
-// not stored); a column pair that is entirely past the end is skipped.
-#include "cpu/kernels/kernel_set.h"
-
-#if defined(__aarch64__)
-#include <arm_neon.h>
-#include "cpu/kernels/arm/arm_features.h"
-#include "cpu/kernels/arm/kquant_levels_neon.h"
-#endif
+// not stored); a column pair that is entirely past the end is skipped. A
+// single column (decode) is one SDOT dot per row instead
+// (vec_dot_kquant_arm.h: the same bits).
+#include "cpu/kernels/arm/vec_dot_kquant_arm.h"
 
 namespace tern {
-
-#if defined(__aarch64__) && defined(TERN_I8MM_FN)
-
-// Reference arithmetic: only the explicit fused multiply-adds fuse.
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
 
 namespace {
 
@@ -67,7 +55,7 @@ inline float32x4_t cols_f32(float a, float b) {
 }
 
 template <class B>
-TERN_I8MM_FN void tile(int64_t nsb, const uint8_t * w, size_t ws, int nrows, const uint8_t * a, size_t as, int ncols,
+void tile(int64_t nsb, const uint8_t * w, size_t ws, int nrows, const uint8_t * a, size_t as, int ncols,
                        float * out, int64_t ldo) {
     const float_step step = k_step<B>::value;
     const B * wr[TILE];
@@ -140,11 +128,18 @@ TERN_I8MM_FN void tile(int64_t nsb, const uint8_t * w, size_t ws, int nrows, con
 }
 
 template <class B>
-TERN_I8MM_FN void gemm(int64_t k, int64_t nr, int64_t nc, const void * w, size_t ws, const void * a, size_t as,
+void gemm_kquant(int64_t k, int64_t nr, int64_t nc, const void * w, size_t ws, const void * a, size_t as,
                        float * out, int64_t ldo) {
     const int64_t nsb = k / QK_K;
     for (int64_t c0 = 0; c0 < nc; c0 += TILE) {
         const int ncols = (int) (nc - c0 < TILE ? nc - c0 : TILE);
+        if (ncols == 1) {
+            const uint8_t * ac = (const uint8_t *) a + c0 * as;
+            for (int64_t r = 0; r < nr; r++) {
+                vec_dot_kquant<B, k_step<B>::value, sdot_lanes>(k, out + c0 * ldo + r, (const uint8_t *) w + r * ws, ac);
+            }
+            continue;
+        }
         for (int64_t r0 = 0; r0 < nr; r0 += TILE) {
             const int nrows = (int) (nr - r0 < TILE ? nr - r0 : TILE);
             tile<B>(nsb, (const uint8_t *) w + r0 * ws, ws, nrows, (const uint8_t *) a + c0 * as, as, ncols,
@@ -155,27 +150,22 @@ TERN_I8MM_FN void gemm(int64_t k, int64_t nr, int64_t nc, const void * w, size_t
 
 }  // namespace
 
-#endif  // __aarch64__ && TERN_I8MM_FN
-
-void tern_fill_gemm_kquant_neon(tern_kernel_set * ks) {
+void tern_fill_gemm_kquant_i8mm(tern_kernel_set * ks) {
     (void) ks;
-#if defined(__aarch64__) && defined(TERN_I8MM_FN)
-    if (!neon_has_i8mm()) return;
 #if TERN_WITH_TYPE_Q2_K
-    ks->gemm[TERN_TYPE_Q2_K] = gemm<block_q2_K>;
+    ks->gemm[TERN_TYPE_Q2_K] = gemm_kquant<block_q2_K>;
 #endif
 #if TERN_WITH_TYPE_Q3_K
-    ks->gemm[TERN_TYPE_Q3_K] = gemm<block_q3_K>;
+    ks->gemm[TERN_TYPE_Q3_K] = gemm_kquant<block_q3_K>;
 #endif
 #if TERN_WITH_TYPE_Q4_K
-    ks->gemm[TERN_TYPE_Q4_K] = gemm<block_q4_K>;
+    ks->gemm[TERN_TYPE_Q4_K] = gemm_kquant<block_q4_K>;
 #endif
 #if TERN_WITH_TYPE_Q5_K
-    ks->gemm[TERN_TYPE_Q5_K] = gemm<block_q5_K>;
+    ks->gemm[TERN_TYPE_Q5_K] = gemm_kquant<block_q5_K>;
 #endif
 #if TERN_WITH_TYPE_Q6_K
-    ks->gemm[TERN_TYPE_Q6_K] = gemm<block_q6_K>;
-#endif
+    ks->gemm[TERN_TYPE_Q6_K] = gemm_kquant<block_q6_K>;
 #endif
 }
 
