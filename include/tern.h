@@ -570,9 +570,57 @@ tern_status tern_sampler_create(const tern_model * model, const tern_sampler_par
 void tern_sampler_free(tern_sampler * sampler);
 /* Sample a token from the logits of the i-th token of the last batch. */
 tern_token tern_sampler_sample(tern_sampler * sampler, tern_context * ctx, int32_t i);
-/* Record a token for the penalties (tern_sampler_sample accepts its own choice). */
+/* Record a token for the penalties (tern_sampler_sample accepts its own choice;
+ * a grammar stage is not advanced by this: see tern_sampler_grammar_accept). */
 void tern_sampler_accept(tern_sampler * sampler, tern_token token);
+/* Forget the penalty window, re-seed, and put a grammar stage back at its start. */
 void tern_sampler_reset(tern_sampler * sampler);
+
+/* Grammars (GBNF, llama.cpp's syntax: grammars/README.md there) constrain the
+ * chain: tern_sampler_sample then only returns tokens whose text extends the
+ * text sampled so far toward a complete sentence of the grammar, and an
+ * end-of-generation token only where that text is complete. As llama.cpp's
+ * common sampler: the chain's choice is kept when the grammar takes it, else
+ * every token the grammar refuses gets -inf and the chain runs again.
+ *
+ *   root ::= "yes" | "no"
+ *   root ::= "{" ws "\"name\":" ws string ws "}"   (see tern_json_schema_to_grammar)
+ *
+ * Memory: tern_sampler_grammar_mem_size() bytes, the caller's or obtained once
+ * (released by tern_sampler_free): the compiled rules, the model's token texts
+ * sorted by bytes (about 20 bytes per token: 3.3 MB for a 152k vocabulary),
+ * and a fixed pool of parse-stack state (65536 stack nodes of 16 bytes, 16384
+ * stacks, tokens of at most 1024 bytes). A sampling step that would need more
+ * stack state fails with TERN_ERR_NO_MEMORY (nothing grows); no heap is used
+ * after setup. A grammar with left recursion, an undefined rule, no start
+ * symbol or no finite sentence is refused here, with the line and column of a
+ * syntax error in tern_last_error(). */
+size_t tern_sampler_grammar_mem_size(const tern_model * model, const char * grammar, const char * root);
+/* Add the grammar stage to the sampler's chain (replacing one it had). root:
+ * the start symbol, NULL for "root". mem NULL: memory obtained once. */
+tern_status tern_sampler_init_grammar(tern_sampler * sampler, const tern_model * model, const char * grammar,
+                                      const char * root, void * mem, size_t mem_size);
+/* Advance the grammar by a token chosen elsewhere (TERN_ERR_INVALID_ARG when it
+ * does not fit: the grammar is then unchanged). */
+tern_status tern_sampler_grammar_accept(tern_sampler * sampler, tern_token token);
+/* Put the grammar back at its start for a new text, with a budget: the tokens
+ * the sampler will still be asked for (-1: unknown). With a budget, a token is
+ * taken only when the text can still be completed in the tokens left after it
+ * (counting a byte per token), so generation cut at that count ends in a
+ * complete sentence. tern_sampler_reset also restarts the grammar, with the
+ * budget set last. */
+tern_status tern_sampler_grammar_reset(tern_sampler * sampler, int32_t budget);
+/* -1: no grammar; 0: the text is incomplete; 1: complete (end of generation
+ * may come); 2: complete and nothing can follow it. */
+int tern_sampler_grammar_state(const tern_sampler * sampler);
+
+/* A JSON schema as a GBNF grammar (the one llama.cpp's json_schema_to_grammar
+ * writes). Keywords that cannot be enforced are an error naming the keyword
+ * (tern_last_error), unless lenient (ignored then, as llama.cpp does). Writes
+ * like tern_chat_apply_template: at most `length` bytes, NUL-terminated when
+ * shorter, returns the full length, or a negative tern_status. Uses one block
+ * of memory obtained for the call and released. */
+int32_t tern_json_schema_to_grammar(const char * schema, int lenient, char * buf, int32_t length);
 
 /* ------------------------------------------------------------------------ */
 /* Logging                                                                  */
@@ -597,7 +645,8 @@ typedef struct tern_chat_message {
 } tern_chat_message;
 
 /* Format a conversation into a prompt with a built-in chat template, like
- * llama_chat_apply_template (same names, same bytes out; no Jinja is run).
+ * llama_chat_apply_template (same names, same bytes out; no Jinja is run:
+ * tern_chat_apply below runs a model's own template).
  * tmpl: a built-in name ("chatml", "llama3", ...; see tern_chat_builtin_templates)
  * or the Jinja source of a model's template (tern_model_chat_template), from
  * which the built-in is recognised by marker strings as llama.cpp does; NULL
@@ -611,6 +660,53 @@ typedef struct tern_chat_message {
  * Allocates nothing. */
 int32_t tern_chat_apply_template(const char * tmpl, const tern_chat_message * msgs, size_t n_msgs,
                                  int add_assistant, char * buf, int32_t length);
+
+/* A conversation formatted by the model's own chat template, run by Tern's
+ * Jinja engine as llama.cpp's --jinja path does (minja): the template's
+ * capabilities are probed and what it lacks is rewritten (system messages
+ * merged into the next user turn, tools and tool calls written as JSON), a
+ * leading BOS and a trailing EOS are removed (the tokenizer adds them).
+ * Template variables: messages, add_generation_prompt, bos_token, eos_token,
+ * tools (when given), date_string and strftime_now() (today, from `now`),
+ * and those of extra_json.
+ *
+ * Which template: params->tmpl, else the model's tokenizer.chat_template,
+ * else "chatml". A built-in name always picks the built-in (as
+ * tern_chat_apply_template); Jinja source runs in the engine (use_jinja), or
+ * is matched to a built-in by its markers when use_jinja is 0 or when the
+ * engine cannot parse it.
+ *
+ * Bounds (a template inside a model file is hostile input): the engine works
+ * in one block of mem_size bytes (params->mem, else obtained for the call and
+ * released), the text is at most max_output bytes, the call at most
+ * max_steps steps over all its renders (the capability probes too; work on
+ * large values counts by size: a step per 64 bytes copied or searched),
+ * nesting at most 64 levels; past any of them the call fails
+ * with an error naming the template's line and column. Writes and returns like
+ * tern_chat_apply_template. Without TERN_JINJA (freestanding builds) Jinja
+ * source is matched to a built-in only. */
+typedef struct tern_chat_params {
+    const char * tmpl;                  /* NULL: the model's template, else chatml */
+    int          use_jinja;             /* 1 (default): Jinja source runs in the engine */
+    int          add_generation_prompt; /* default 1 */
+    const char * messages_json;         /* NULL, or the conversation as a JSON array (role, content,
+                                           tool_calls, name, tool_call_id, ...): msgs is then ignored */
+    const char * tools_json;            /* NULL, or a JSON array of tools (OpenAI style) */
+    const char * extra_json;            /* NULL, or a JSON object of more template variables */
+    const char * bos_token;             /* NULL: the model's BOS text ("" without a model) */
+    const char * eos_token;             /* NULL: the model's EOS text */
+    int64_t      now;                   /* seconds since 1970 (UTC) for the dates; -1 (default): the
+                                           environment's SOURCE_DATE_EPOCH if set, else the clock */
+    void *       mem;                   /* the engine's memory, or NULL */
+    size_t       mem_size;              /* 0: 32 MiB */
+    size_t       max_output;            /* 0: 8 MiB */
+    uint64_t     max_steps;             /* 0: 20 million */
+} tern_chat_params;
+
+tern_chat_params tern_chat_default_params(void);
+/* model may be NULL (then tmpl is needed for anything but chatml). */
+int32_t tern_chat_apply(const tern_model * model, const tern_chat_params * params, const tern_chat_message * msgs,
+                        size_t n_msgs, char * buf, int32_t length);
 
 /* Names of the built-in templates in byte order: writes the first n of them to
  * names (static strings) and returns how many there are. */

@@ -16,6 +16,9 @@ void   port_free(void * p);
 
 // ---- clock ----------------------------------------------------------------
 int64_t port_time_us(void);        // monotonic microseconds
+// The calendar: seconds since 1970-01-01 UTC and the local zone's offset east
+// of UTC in seconds (dates in chat templates); false where there is none.
+bool port_wall_clock(int64_t * seconds, int32_t * utc_offset);
 
 // ---- diagnostics and environment ---------------------------------------------
 // The calling thread's last-error line (tern_last_error), PORT_ERROR_BYTES

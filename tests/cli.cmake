@@ -29,3 +29,11 @@ if(TARGET tern_firmware AND TARGET tern_cli)
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/infra/firmware_test.sh ${fw_path} ${cli_path}
                    ${TERN_FIRMWARE_MODEL})
 endif()
+
+# Structured output from the CLI: grammars and JSON schemas in tern run and tern chat.
+if(TARGET tern_cli AND TERN_JSON_SCHEMA)
+  tern_add_test(NAME test_grammar_cli SOURCES test_grammar_cli.cpp SHARED)
+  add_dependencies(test_grammar_cli tern_cli)
+  include(${PROJECT_SOURCE_DIR}/toolchain/emulator.cmake)
+  tern_emulated_bin_dir(test_grammar_cli tern_cli)
+endif()

@@ -87,7 +87,7 @@ static void test_usage(void) {
                               "--print-prompt", "-n,", "--n-predict", "-c,", "--ctx-size", "-b,", "--batch-size", "-t,",
                               "--threads", "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty",
                               "--repeat-last-n", "-s,", "--seed", "--no-perf", "-v,", "--verbose", "-h,", "--help",
-                              "/clear", "Ctrl-C", "Ctrl-D"})
+                              "/clear", "Ctrl-C", "Ctrl-D", "--chat-template-file", "--jinja", "--no-jinja"})
         CHECK_MSG(out.find(flag) != std::string::npos, "--help lacks %s", flag);
     CHECK(run(g_bin + " --help", out, &err) == 0 && out.find("chat") != std::string::npos);
     // Bad command lines: one error line, status 1.
@@ -137,6 +137,43 @@ static void test_print_prompt(void) {
     CHECK(run(g_bin + " chat --messages " + f2 + " --print-prompt --chat-template chatml", out, &err) == 0 &&
           out == format("chatml", {{"user", ""}}, true));
     unlink(f2.c_str());
+}
+
+// The model's own template runs in the Jinja engine (Qwen2's adds its default
+// system turn; --no-jinja matches it to the built-in chatml, which does not);
+// --chat-template-file and --chat-template source run with --jinja; a
+// template's error names its line.
+static void test_jinja_flags(void) {
+    const std::string msgs = write_temp("[{\"role\": \"system\", \"content\": \"  Be brief. \"}, "
+                                        "{\"role\": \"user\", \"content\": \"Hi\"}]");
+    const std::string user = write_temp("[{\"role\": \"user\", \"content\": \"Hi\"}]");
+    const std::string qwen = q(g_shared + "/vocab/ggml-vocab-qwen2.gguf");
+    std::string out, err;
+    CHECK(run(g_bin + " chat -m " + qwen + " --messages " + user + " --print-prompt", out, &err) == 0 &&
+          out == "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+                 "<|im_start|>assistant\n");
+    CHECK(run(g_bin + " chat -m " + qwen + " --messages " + user + " --print-prompt --no-jinja", out, &err) == 0 &&
+          out == format("chatml", {{"user", "Hi"}}, true));
+    const std::string src = "{%- for m in messages -%}\n[{{ m.role | upper }}] {{ m.content | trim }}\n{% endfor -%}\n"
+                            "{%- if add_generation_prompt %}[ASSISTANT]{% endif %}";
+    const std::string file = write_temp(src);
+    const char * want = "[SYSTEM] Be brief.\n[USER] Hi\n[ASSISTANT]";
+    CHECK_MSG(run(g_bin + " chat --messages " + msgs + " --print-prompt --chat-template-file " + file + " --jinja", out,
+                  &err) == 0 && out == want, "%s%s", out.c_str(), err.c_str());
+    CHECK(run(g_bin + " chat --messages " + msgs + " --print-prompt --chat-template " + q(src) + " --jinja", out, &err) == 0 &&
+          out == want);
+    // Without --jinja, source is matched to a built-in by its markers: this one has none.
+    CHECK(run(g_bin + " chat --messages " + msgs + " --print-prompt --chat-template-file " + file, out, &err) == 1 &&
+          out.empty());
+    CHECK(run(g_bin + " chat --messages " + msgs + " --print-prompt --chat-template-file " + file + " --chat-template chatml",
+              out, &err) == 1 && err.find("one of") != std::string::npos);
+    const std::string bad = write_temp("{% for m in messages %}\n{{ raise_exception('System role not supported') }}\n"
+                                       "{% endfor %}");
+    CHECK_MSG(run(g_bin + " chat --messages " + msgs + " --print-prompt --chat-template-file " + bad + " --jinja", out, &err) ==
+                  1 && err.find("System role not supported") != std::string::npos && err.find("line 2") != std::string::npos &&
+                  lines(err).size() == 1,
+              "%s", err.c_str());
+    for (const std::string & f : {msgs, user, file, bad}) unlink(f.c_str());
 }
 
 static void test_bad_json(void) {
@@ -382,6 +419,7 @@ int main(void) {
     g_errfile = write_temp("");
     test_usage();
     test_print_prompt();
+    test_jinja_flags();
     test_bad_json();
     test_messages_reply();
     test_piped();

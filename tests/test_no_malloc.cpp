@@ -1,7 +1,8 @@
 // After tern_context_create, decode and sampling never touch the heap, nor do
 // the KV cache's sequence operations, the K-shift, defragmentation and state
-// save/restore into a caller buffer, and tokenizing into caller scratch
-// (tern_tokenize_in): this test interposes
+// save/restore into a caller buffer, tokenizing into caller scratch
+// (tern_tokenize_in), and sampling under a grammar (its checks, its walks over
+// the vocabulary, its resets): this test interposes
 // malloc/calloc/realloc/free (forwarding to glibc's) and counts the calls.
 #include <stddef.h>
 #include <stdint.h>
@@ -245,12 +246,68 @@ static void run_end_to_end(const char * name) {
     }
 }
 
+// A constrained decode: the grammar (from a JSON schema) is set up before
+// counting; 64 sampled steps with their grammar checks and vocabulary walks,
+// then a reset and 16 more, take no heap.
+static void run_grammar(const char * name, float temp, bool json) {
+    std::string path = std::string(tern_test_shared_dir()) + "/models/" + name;
+    tern_model * m = NULL;
+    CHECK_MSG(tern_model_load_file(path.c_str(), NULL, &m) == TERN_OK, "%s", tern_last_error());
+    if (!m) return;
+    tern_context_params cp = tern_context_default_params();
+    cp.n_ctx = 128;
+    cp.n_threads = 2;
+    tern_context * ctx = NULL;
+    CHECK(tern_context_create(m, &cp, &ctx) == TERN_OK);
+    tern_sampler_params sp = tern_sampler_default_params();
+    sp.temp = temp;
+    sp.seed = 3;
+    tern_sampler * smpl = NULL;
+    CHECK(tern_sampler_create(m, &sp, NULL, 0, &smpl) == TERN_OK);
+    const char * schema = "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+                          "\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}},\"required\":[\"name\"]}";
+    std::vector<char> g(8192);
+    // TinyStories-656K's vocabulary has no '{': words for it.
+    if (!TERN_WITH_JSON_SCHEMA) json = false;
+    if (json) CHECK(tern_json_schema_to_grammar(schema, 0, g.data(), (int32_t) g.size()) > 0);
+    else snprintf(g.data(), g.size(), "root ::= ([A-Za-z]+ [ ,])* [A-Za-z]+ \".\"");
+    CHECK_MSG(tern_sampler_init_grammar(smpl, m, g.data(), NULL, NULL, 0) == TERN_OK, "%s", tern_last_error());
+    CHECK(tern_sampler_grammar_reset(smpl, 64) == TERN_OK);
+    tern_token prompt[4] = { 1, 400, 401, 402 };
+    if (!ctx || !smpl) return;
+    g_calls = 0;
+    g_counting = 1;
+    tern_status st = tern_decode(ctx, tern_batch_get_one(prompt, 4));
+    int steps = 0, failed = 0;
+    for (int round = 0; round < 2 && st == TERN_OK; round++) {
+        const int n = round == 0 ? 64 : 16;
+        for (int k = 0; k < n && st == TERN_OK; k++, steps++) {
+            tern_token t = tern_sampler_sample(smpl, ctx, -1);
+            if (t < 0) { failed++; break; }
+            if (tern_token_is_eog(m, t) || tern_sampler_grammar_state(smpl) == 2) break;
+            st = tern_decode(ctx, tern_batch_get_one(&t, 1));
+        }
+        tern_sampler_reset(smpl);
+        tern_sampler_grammar_reset(smpl, 16);
+    }
+    g_counting = 0;
+    CHECK_MSG(st == TERN_OK && failed == 0, "%s: %s", name, tern_last_error());
+    CHECK_MSG(g_calls == 0, "%s: %ld heap calls during a constrained decode", name, (long) g_calls);
+    printf("%s, grammar, temp %.1f: %ld heap calls in %d constrained steps\n", name, (double) temp, (long) g_calls, steps);
+    tern_sampler_free(smpl);
+    tern_context_free(ctx);
+    tern_model_free(m);
+}
+
 int main(void) {
     run_end_to_end("stories260K.gguf");
     run_end_to_end("TinyStories-656K-Q8_0.gguf");
     run_model("stories260K.gguf", 1);
     run_model("stories260K.gguf", 3);
     run_model("TinyStories-656K-Q8_0.gguf", 2);
+    run_grammar("stories260K.gguf", 0.0f, true);
+    run_grammar("stories260K.gguf", 1.0f, true);
+    run_grammar("TinyStories-656K-Q8_0.gguf", 1.0f, false);
 #if TERN_WITH_DEVICE_SIM
     run_model("stories260K.gguf", 2, "sim0");
     run_model("TinyStories-656K-Q8_0.gguf", 2, "sim0:refuse=ATTN,sim1");

@@ -27,6 +27,7 @@
 #include "chat_json.h"
 #include "cli.h"
 #include "device_flags.h"
+#include "grammar_flags.h"
 
 static const char * const chat_usage_head =
         "usage: tern chat -m FILE [options]\n"
@@ -42,8 +43,15 @@ static const char * const chat_usage_head =
         "  -m, --model FILE         GGUF model\n"
         "  -sys, --system-prompt S  system message (with --messages: put first)\n"
         "  --chat-template T        a built-in template name (chatml, llama3, mistral-v7, ...)\n"
-        "                           or Jinja source (default: the model's tokenizer.chat_template,\n"
-        "                           else chatml with a note)\n"
+        "                           or Jinja source, matched to a built-in by its markers unless\n"
+        "                           --jinja (default: the model's tokenizer.chat_template, run by\n"
+        "                           the Jinja engine, else chatml with a note)\n"
+        "  --chat-template-file F   the template's source from a file\n"
+        "  --jinja                  run --chat-template / --chat-template-file source in the Jinja\n"
+        "                           engine, as llama-cli --jinja (dates: the clock, or the\n"
+        "                           environment's SOURCE_DATE_EPOCH)\n"
+        "  --no-jinja               match the model's template to a built-in by its markers instead\n"
+        "                           (llama-cli's default)\n"
         "  --messages FILE.json     answer this conversation and exit: an OpenAI-style array\n"
         "                           [{\"role\": \"user\", \"content\": \"...\"}, ...]\n"
         "  --print-prompt           with --messages: print the formatted prompt (ending with the\n"
@@ -68,7 +76,9 @@ static const char * const chat_usage_tail =
         "                           (tokens kept, tokens cut back), on stderr\n"
         "  -h, --help               this text\n";
 
-static void chat_usage(FILE * f) { fprintf(f, "%s%s%s", chat_usage_head, cli_devices_help, chat_usage_tail); }
+static void chat_usage(FILE * f) {
+    fprintf(f, "%s%s%s%s", chat_usage_head, cli_devices_help, cli_grammar_help, chat_usage_tail);
+}
 
 static volatile sig_atomic_t g_interrupted = 0;
 static volatile sig_atomic_t g_abort_decode = 0;  // Ctrl-C may abort the decode in progress (prompt only)
@@ -97,20 +107,33 @@ static uint32_t random_seed(void) {
     return s;
 }
 
-// Format messages with tmpl; false after an error line when the template fails.
-static bool format_chat(const char * tmpl, const std::vector<chat_msg> & msgs, bool add_assistant, std::string * out) {
+// How the conversation is formatted: the template (NULL: the model's own) and
+// whether Jinja source runs in the engine or is matched to a built-in.
+struct chat_format {
+    const tern_model * model;
+    const char *       tmpl;
+    bool               jinja;
+};
+
+// Format messages; false after an error line when the template fails.
+static bool format_chat(const chat_format & f, const std::vector<chat_msg> & msgs, bool add_assistant, std::string * out) {
     std::vector<tern_chat_message> v;
     v.reserve(msgs.size());
     for (const chat_msg & m : msgs) v.push_back({m.role.c_str(), m.content.c_str()});
-    const int32_t n = tern_chat_apply_template(tmpl, v.data(), v.size(), add_assistant, NULL, 0);
+    tern_chat_params p = tern_chat_default_params();
+    p.tmpl = f.tmpl;
+    p.use_jinja = f.jinja;
+    p.add_generation_prompt = add_assistant;
+    const char * shown = f.tmpl ? f.tmpl : "(the model's)";
+    const int32_t n = tern_chat_apply(f.model, &p, v.data(), v.size(), NULL, 0);
     if (n < 0) {
         const char * why = tern_last_error();  // it may quote the template: escaped too
-        fprintf(stderr, "tern chat: template '%s': %s\n", cli_printable(tmpl, strlen(tmpl), 40).c_str(),
+        fprintf(stderr, "tern chat: template '%s': %s\n", cli_printable(shown, strlen(shown), 40).c_str(),
                 cli_printable(why, strlen(why)).c_str());
         return false;
     }
     std::vector<char> buf((size_t) n + 1);
-    if (tern_chat_apply_template(tmpl, v.data(), v.size(), add_assistant, buf.data(), buf.size()) != n) {
+    if (tern_chat_apply(f.model, &p, v.data(), v.size(), buf.data(), (int32_t) buf.size()) != n) {
         fprintf(stderr, "tern chat: template: %s\n", tern_last_error());
         return false;
     }
@@ -139,10 +162,11 @@ struct chat_session {
     tern_model * m;
     tern_context * ctx;
     tern_sampler * smpl;
-    std::string tmpl;
+    chat_format fmt;
     uint32_t n_ctx, n_batch;
     long long n_predict;
     bool perf, verbose;
+    bool grammar;                  // each reply restarts the grammar
     std::vector<chat_msg> history;
     std::string cached;            // the text whose tokens the cache holds
     std::vector<chat_mark> marks;  // increasing; marks[0] = {0, 0}
@@ -243,7 +267,7 @@ static void print_full(const chat_session * s, bool in_prompt, int32_t n_more) {
 static turn_result turn(chat_session * s, std::string * reply) {
     reply->clear();
     std::string formatted;
-    if (!format_chat(s->tmpl.c_str(), s->history, true, &formatted)) return TURN_ERROR;
+    if (!format_chat(s->fmt, s->history, true, &formatted)) return TURN_ERROR;
     // The cache must hold a prefix of the new text: cut it back to where they agree.
     size_t same = 0;
     const size_t lim = s->cached.size() < formatted.size() ? s->cached.size() : formatted.size();
@@ -271,6 +295,10 @@ static turn_result turn(chat_session * s, std::string * reply) {
     int32_t n_eval = 0;
     double t_eval = 0;
     bool full = false, stopped = false, failed = false;
+    if (s->grammar && tern_sampler_grammar_reset(s->smpl, s->n_predict < 0 || s->n_predict > INT32_MAX ? -1 : (int32_t) s->n_predict) != TERN_OK) {
+        fprintf(stderr, "tern chat: grammar: %s\n", tern_last_error());
+        return TURN_ERROR;
+    }
     for (long long k = 0; s->n_predict < 0 || k < s->n_predict; k++) {
         if (g_interrupted) { stopped = true; break; }
         tern_token t = tern_sampler_sample(s->smpl, s->ctx, -1);
@@ -284,6 +312,7 @@ static turn_result turn(chat_session * s, std::string * reply) {
         *reply += pc;
         fwrite(pc.data(), 1, pc.size(), stdout);
         fflush(stdout);
+        if (s->grammar && tern_sampler_grammar_state(s->smpl) == 2) break;   // the grammar's text is complete
         if ((uint32_t) s->n_past >= s->n_ctx) { full = true; break; }
         tern_batch b = tern_batch_get_one(&t, 1);
         tern_pos pos = s->n_past;
@@ -352,8 +381,8 @@ static bool read_line(std::string * line, bool tty, bool * refused) {
 }
 
 int cmd_chat(int argc, char ** argv) {
-    const char * path = NULL, * system_prompt = NULL, * tmpl_arg = NULL, * messages_file = NULL;
-    bool print_prompt = false, perf = true, verbose = false;
+    const char * path = NULL, * system_prompt = NULL, * tmpl_arg = NULL, * messages_file = NULL, * tmpl_file = NULL;
+    bool print_prompt = false, perf = true, verbose = false, jinja = false, no_jinja = false;
     const long n_online = sysconf(_SC_NPROCESSORS_ONLN);
     long long n_predict = -1, n_ctx = 4096, n_batch = 512, last_n = 64, seed = -1;
     long long n_threads = n_online > 0 && n_online < 4 ? n_online : 4;
@@ -361,13 +390,18 @@ int cmd_chat(int argc, char ** argv) {
     sp.temp = 0.8f; sp.top_k = 40; sp.top_p = 0.95f; sp.min_p = 0.05f;
     sp.repeat_penalty = 1.0f; sp.frequency_penalty = 0.0f; sp.presence_penalty = 0.0f;
     cli_devices dev;
+    cli_grammar grammar;
     for (int i = 1; i < argc; i++) {
         const char * a = argv[i];
         bool ok = true;
         if (cli_device_flag("tern chat", argc, argv, i, dev, &ok)) {}
+        else if (cli_grammar_flag("tern chat", argc, argv, i, grammar, &ok)) {}
         else if (!strcmp(a, "-m") || !strcmp(a, "--model")) ok = cli_value(argc, argv, i, path);
         else if (!strcmp(a, "-sys") || !strcmp(a, "--system-prompt")) ok = cli_value(argc, argv, i, system_prompt);
         else if (!strcmp(a, "--chat-template")) ok = cli_value(argc, argv, i, tmpl_arg);
+        else if (!strcmp(a, "--chat-template-file")) ok = cli_value(argc, argv, i, tmpl_file);
+        else if (!strcmp(a, "--jinja")) jinja = true;
+        else if (!strcmp(a, "--no-jinja")) no_jinja = true;
         else if (!strcmp(a, "--messages")) ok = cli_value(argc, argv, i, messages_file);
         else if (!strcmp(a, "--print-prompt")) print_prompt = true;
         else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) ok = cli_int(argc, argv, i, n_predict, -1, INT32_MAX);
@@ -392,6 +426,15 @@ int cmd_chat(int argc, char ** argv) {
         return 0;
     }
     if (print_prompt && !messages_file) { fprintf(stderr, "tern chat: --print-prompt needs --messages FILE.json\n"); return 1; }
+    if (tmpl_arg && tmpl_file) {
+        fprintf(stderr, "tern chat: give one of --chat-template and --chat-template-file\n");
+        return 1;
+    }
+    std::string tmpl_text;
+    if (tmpl_file) {
+        if (!cli_read_file(tmpl_file, tmpl_text, CLI_MAX_TEXT_BYTES)) return 1;
+        tmpl_arg = tmpl_text.c_str();
+    }
     if (!path && !(print_prompt && tmpl_arg)) {
         fprintf(stderr, "tern chat: -m FILE is required (try tern chat --help)\n");
         return 1;
@@ -419,34 +462,34 @@ int cmd_chat(int argc, char ** argv) {
         if (!m) return 1;
         if (!print_prompt) cli_devices_loaded("tern chat", dev, m);
     }
-    std::string tmpl;
-    if (tmpl_arg) {
-        tmpl = tmpl_arg;
-    } else {
+    // The template: the one given (a built-in name, or source matched to a built-in
+    // unless --jinja), else the model's own in the Jinja engine (unless --no-jinja),
+    // else chatml with a note.
+    chat_format fmt = {m, tmpl_arg, tmpl_arg ? jinja : !no_jinja};
+    if (!tmpl_arg) {
         const int32_t n = tern_model_chat_template(m, NULL, 0);
         if (n > 0) {
             std::vector<char> buf((size_t) n + 1);
             tern_model_chat_template(m, buf.data(), buf.size());
-            tmpl.assign(buf.data(), (size_t) n);
-            if (memchr(tmpl.data(), 0, tmpl.size())) {  // it would end at the NUL, silently
+            if (memchr(buf.data(), 0, (size_t) n)) {  // it would end at the NUL, silently
                 fprintf(stderr, "tern chat: the model's chat template holds a NUL byte: refused (give one with --chat-template)\n");
                 tern_model_free(m);
                 return 1;
             }
         } else {
-            tmpl = "chatml";
+            fmt.tmpl = "chatml";
             fprintf(stderr, "tern chat: the model has no chat template: using chatml\n");
         }
     }
     // Check the template once, before anything else happens.
     std::string probe;
-    if (!format_chat(tmpl.c_str(), {{"user", "hi"}}, true, &probe)) {
+    if (!format_chat(fmt, {{"user", "hi"}}, true, &probe)) {
         tern_model_free(m);
         return 1;
     }
     if (print_prompt) {
         std::string formatted;
-        const bool ok = format_chat(tmpl.c_str(), messages, true, &formatted);
+        const bool ok = format_chat(fmt, messages, true, &formatted);
         if (ok) fwrite(formatted.data(), 1, formatted.size(), stdout);
         tern_model_free(m);
         return ok ? 0 : 1;
@@ -463,6 +506,12 @@ int cmd_chat(int argc, char ** argv) {
     tern_sampler * smpl = NULL;
     tern_status st = tern_context_create(m, &cp, &ctx);
     if (st == TERN_OK) st = tern_sampler_create(m, &sp, NULL, 0, &smpl);
+    if (st == TERN_OK && !cli_grammar_attach("tern chat", grammar, smpl, m, n_predict)) {
+        tern_sampler_free(smpl);
+        tern_context_free(ctx);
+        tern_model_free(m);
+        return 1;
+    }
     if (st != TERN_OK) {
         fprintf(stderr, "tern chat: %s: %s\n", tern_status_str(st), tern_last_error());
         tern_sampler_free(smpl);
@@ -472,18 +521,20 @@ int cmd_chat(int argc, char ** argv) {
     }
     cli_print_placement(stderr, m, ctx);
     if (verbose)
-        fprintf(stderr, "tern chat: seed %u, context %u, batch %u, threads %d, template %s\n", sp.seed, cp.n_ctx,
-                cp.n_batch, cp.n_threads, cli_printable(tmpl, 40).c_str());
+        fprintf(stderr, "tern chat: seed %u, context %u, batch %u, threads %d, template %s%s\n", sp.seed, cp.n_ctx,
+                cp.n_batch, cp.n_threads, fmt.tmpl ? cli_printable(fmt.tmpl, strlen(fmt.tmpl), 40).c_str() : "(the model's)",
+                fmt.jinja ? " (Jinja)" : "");
     chat_session s;
     s.m = m;
     s.ctx = ctx;
     s.smpl = smpl;
-    s.tmpl = tmpl;
+    s.fmt = fmt;
     s.n_ctx = cp.n_ctx;
     s.n_batch = cp.n_batch;
     s.n_predict = n_predict;
     s.perf = perf;
     s.verbose = verbose;
+    s.grammar = !grammar.text.empty();
     s.marks.assign(1, chat_mark{0, 0});
     s.n_past = 0;
 

@@ -17,17 +17,19 @@
 
 #include "cli.h"
 #include "device_flags.h"
+#include "grammar_flags.h"
 #include "run_context.h"
 
 static const char * const run_usage_head =
-        "usage: tern run -m FILE (-p PROMPT | -f FILE) [options]\n"
+        "usage: tern run -m FILE [-p PROMPT | -f FILE] [options]\n"
         "\n"
         "Generates text after the prompt and streams it to stdout; timings go to stderr.\n"
         "\n"
         "options:\n"
         "  -m, --model FILE         GGUF model\n"
         "  -p, --prompt TEXT        prompt (BOS added when the model asks for it; special\n"
-        "                           tokens such as <|im_start|> are parsed, as llama-cli does)\n"
+        "                           tokens such as <|im_start|> are parsed, as llama-cli does;\n"
+        "                           default: empty, the text starts after BOS)\n"
         "  -f, --file FILE          read the prompt from a file (-: standard input), byte for\n"
         "                           byte but one trailing newline of a FILE, as llama-cli\n"
         "  -e, --escape             process escapes in the prompt and the -r strings:\n"
@@ -77,13 +79,17 @@ static const char * const run_usage_tail =
         "  -v, --verbose            the seed and settings on stderr, and how each graph runs\n"
         "                           (splits and copies, with devices)\n"
         "  --json                   stream nothing; print one JSON object at the end:\n"
-        "                           prompt_tokens, tokens, text, stop, seed, timings\n"
+        "                           prompt_tokens, tokens, text, stop (length, eog, stop_string,\n"
+        "                           grammar, context_full), seed, timings (sample_ms: sampling with\n"
+        "                           any grammar; gen_wall_ms: the whole generation loop)\n"
         "  --logits-out FILE        write float32 logits [n_prompt][n_vocab] of every\n"
         "                           prompt position (the prompt decoded in one batch)\n"
         "  --version                version, kernel set and the devices present with their features\n"
         "  -h, --help               this text\n";
 
-static void run_usage(FILE * f) { fprintf(f, "%s%s%s", run_usage_head, cli_devices_help, run_usage_tail); }
+static void run_usage(FILE * f) {
+    fprintf(f, "%s%s%s%s", run_usage_head, cli_devices_help, cli_grammar_help, run_usage_tail);
+}
 
 static std::string piece(tern_model * m, tern_token t, int special = 0) {
     char buf[256];
@@ -211,6 +217,7 @@ int cmd_run(int argc, char ** argv) {
     long long n_predict = 128, n_ctx = 4096, n_batch = 512, n_ubatch = 0, n_threads = n_online > 0 && n_online < 4 ? n_online : 4;
     long long seed = -1, last_n = 64, n_keep = 0, ga_n = 1, ga_w = 512;
     cli_devices dev;
+    cli_grammar grammar;
     bool json = false, context_shift = true, escape = true, ignore_eos = false, perf = true, verbose = false;
     std::vector<std::string> stops;
     std::vector<logit_bias> biases;
@@ -232,6 +239,7 @@ int cmd_run(int argc, char ** argv) {
         else if (!strcmp(a, "-ub") || !strcmp(a, "--ubatch-size")) ok = cli_int(argc, argv, i, n_ubatch, 1, INT32_MAX);
         else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = cli_int(argc, argv, i, n_threads, 1, TERN_MAX_THREADS);
         else if (cli_device_flag("tern run", argc, argv, i, dev, &ok)) {}
+        else if (cli_grammar_flag("tern run", argc, argv, i, grammar, &ok)) {}
         else if (!strcmp(a, "--temp")) ok = cli_float(argc, argv, i, sp.temp);
         else if (!strcmp(a, "--top-k")) {  // negative: off, as 0 (llama.cpp)
             long long k;
@@ -295,8 +303,8 @@ int cmd_run(int argc, char ** argv) {
         cli_list_devices(stdout);
         return 0;
     }
-    if (!path || !prompt_arg == !prompt_file) {
-        fprintf(stderr, "tern run: -m FILE and one of -p PROMPT or -f FILE are required\n");
+    if (!path || (prompt_arg && prompt_file)) {
+        fprintf(stderr, "tern run: -m FILE is required, with at most one of -p PROMPT and -f FILE\n");
         return 1;
     }
     if (prompt_cache && logits_out) {
@@ -305,11 +313,11 @@ int cmd_run(int argc, char ** argv) {
         return 1;
     }
     if (prompt_cache && !run_prompt_cache_check(prompt_cache, path)) return 1;
-    std::string prompt;
+    std::string prompt;   // none given: empty (generation starts after BOS), as llama-cli
     if (prompt_arg) prompt = prompt_arg;
-    else if (!strcmp(prompt_file, "-")) {
+    else if (prompt_file && !strcmp(prompt_file, "-")) {
         if (!cli_read_stdin("tern run", prompt)) return 1;
-    } else {
+    } else if (prompt_file) {
         if (!cli_read_file(prompt_file, prompt, CLI_MAX_TEXT_BYTES)) return 1;
         if (!prompt.empty() && prompt.back() == '\n') prompt.pop_back();  // as llama-cli's -f
     }
@@ -413,7 +421,13 @@ int cmd_run(int argc, char ** argv) {
         tern_model_free(m);
         return 1;
     }
-    // The penalty window starts with the prompt, as llama-cli's does.
+    if (!cli_grammar_attach("tern run", grammar, smpl, m, n_predict)) {
+        tern_sampler_free(smpl);
+        tern_context_free(ctx);
+        tern_model_free(m);
+        return 1;
+    }
+    // The penalty window starts with the prompt, as llama-cli's does (the grammar does not see it).
     for (tern_token t : tokens) tern_sampler_accept(smpl, t);
     stop_check sc;
     sc.strings = stops;
@@ -464,17 +478,29 @@ int cmd_run(int argc, char ** argv) {
         if (!ok) { fprintf(stderr, "tern run: cannot write '%s'\n", logits_out); rc = 1; }
     }
     const char * stop = "length";
+    double t_sample_ms = 0.0, t_gen_ms = 0.0;   // sampling (grammar included) and the whole generation loop
+    int32_t n_sampled = 0;
+    const double t_gen0 = now_ms();
     if (st == TERN_OK && rc == 0) {
         for (long long k = 0; n_predict < 0 || k < n_predict; k++) {
             float * logits = tern_get_logits_ith(ctx, -1);
             if (logits) for (const logit_bias & b : biases) logits[b.token] += b.bias;
+            const double ts0 = now_ms();
             tern_token t = tern_sampler_sample(smpl, ctx, -1);
-            if (t < 0 || tern_token_is_eog(m, t)) { stop = "eog"; break; }
+            t_sample_ms += now_ms() - ts0;
+            n_sampled++;
+            if (t < 0) {   // a grammar that cannot go on, or bad logits
+                fprintf(stderr, "\ntern run: sampling: %s\n", tern_last_error());
+                rc = 1;
+                break;
+            }
+            if (tern_token_is_eog(m, t)) { stop = "eog"; break; }
             generated.push_back(t);
             std::string pc = piece(m, t);
             text += pc;
             if (!json) { fwrite(pc.data(), 1, pc.size(), stdout); fflush(stdout); }  // a NUL byte kept, not a cut
             if (stop_found(m, sc, tokens, generated)) { stop = "stop_string"; break; }
+            if (tern_sampler_grammar_state(smpl) == 2) { stop = "grammar"; break; }   // complete, nothing can follow
             if (n_predict >= 0 && k + 1 == n_predict) break;
             // Room for the token: a full cache shifts (or stops), Self-Extend regroups.
             if (tern_kv_cache_used_cells(ctx) >= (int32_t) cp.n_ctx) {
@@ -494,6 +520,7 @@ int cmd_run(int argc, char ** argv) {
             n_past++;
         }
     }
+    t_gen_ms = now_ms() - t_gen0;
     if (st != TERN_OK) {
         fprintf(stderr, "\ntern run: %s: %s\n", tern_status_str(st), tern_last_error());
         rc = 1;
@@ -521,9 +548,10 @@ int cmd_run(int argc, char ** argv) {
                  ", \"stop\": \"%s\", \"seed\": %u, \"timings\": {\"load_ms\": %.3f, \"load_file_ms\": %.3f, "
                  "\"load_repack_ms\": %.3f, \"load_upload_ms\": %.3f, \"prompt_eval_tokens\": %d, "
                  "\"prompt_ms\": %.3f, \"prompt_tokens_per_s\": %.2f, \"eval_runs\": %d, \"gen_ms\": %.3f, "
-                 "\"gen_tokens_per_s\": %.2f, \"total_ms\": %.3f}",
-                 stop, used_seed, pd.t_load_ms, pd.t_load_file_ms, pd.t_load_repack_ms, pd.t_load_upload_ms, n_prompt_eval, pd.t_p_eval_ms, p_tps, pd.n_eval, pd.t_eval_ms, e_tps,
-                 t_total_ms);
+                 "\"gen_tokens_per_s\": %.2f, \"sample_ms\": %.3f, \"sample_runs\": %d, \"gen_wall_ms\": %.3f, "
+                 "\"total_ms\": %.3f}",
+                 stop, used_seed, pd.t_load_ms, pd.t_load_file_ms, pd.t_load_repack_ms, pd.t_load_upload_ms, n_prompt_eval,
+                 pd.t_p_eval_ms, p_tps, pd.n_eval, pd.t_eval_ms, e_tps, t_sample_ms, n_sampled, t_gen_ms, t_total_ms);
         out += tail;
         snprintf(tail, sizeof(tail),
                  ", \"graphs\": {\"built\": %llu, \"splits\": %llu, \"copies_h2d\": %llu, \"copies_d2h\": %llu, "
@@ -546,6 +574,9 @@ int cmd_run(int argc, char ** argv) {
                 pd.t_p_eval_ms, pd.n_p_eval, pd.n_p_eval ? pd.t_p_eval_ms / pd.n_p_eval : 0.0, p_tps);
         fprintf(stderr, "tern_perf:        eval time = %10.2f ms / %5d runs   (%8.2f ms per token, %8.2f tokens per second)\n",
                 pd.t_eval_ms, pd.n_eval, pd.n_eval ? pd.t_eval_ms / pd.n_eval : 0.0, e_tps);
+        fprintf(stderr, "tern_perf:    sampling time = %10.2f ms / %5d runs   (%8.2f ms per token, %8.2f tokens per second)\n",
+                t_sample_ms, n_sampled, n_sampled ? t_sample_ms / n_sampled : 0.0,
+                t_sample_ms > 0 ? n_sampled * 1e3 / t_sample_ms : 0.0);
         fprintf(stderr, "tern_perf:       total time = %10.2f ms / %5d tokens\n", t_total_ms,
                 pd.n_p_eval + pd.n_eval);
         if (verbose || pd.splits > 0) {

@@ -37,6 +37,11 @@ void port_free(void * p) {
     if (p) tern_port_free(p);
 }
 int64_t port_time_us(void) { return tern_port_time_us(); }
+bool port_wall_clock(int64_t * seconds, int32_t * utc_offset) {   // no calendar on bare metal
+    *seconds = 0;
+    *utc_offset = 0;
+    return false;
+}
 
 // One thread: one last-error buffer for the program.
 static char g_error[PORT_ERROR_BYTES];

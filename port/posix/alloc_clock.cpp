@@ -1,4 +1,4 @@
-// POSIX memory and clock: malloc for the arena buffers, CLOCK_MONOTONIC.
+// POSIX memory and clocks: malloc for the arena buffers, CLOCK_MONOTONIC, the calendar.
 #include "port.h"
 
 #include <stdint.h>
@@ -35,6 +35,15 @@ int64_t port_time_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+bool port_wall_clock(int64_t * seconds, int32_t * utc_offset) {
+    const time_t now = time(NULL);
+    struct tm local;
+    if (now == (time_t) -1 || !localtime_r(&now, &local)) return false;
+    *seconds = (int64_t) now;
+    *utc_offset = (int32_t) local.tm_gmtoff;
+    return true;
 }
 
 }  // namespace tern

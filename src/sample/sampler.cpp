@@ -11,6 +11,7 @@
 #include "core/arena.h"
 #include "core/status.h"
 #include "port.h"
+#include "sample/sampler_grammar.h"
 
 namespace tern {
 
@@ -132,7 +133,9 @@ tern_status sampler_init(int32_t n_vocab, const tern_sampler_params * params,
 }
 
 extern "C" void tern_sampler_free(tern_sampler * sampler) {
-    if (sampler) port_free(sampler->owned);   // caller memory: nothing to release
+    if (!sampler) return;
+    if (sampler->grammar) port_free(sampler->grammar->owned);
+    port_free(sampler->owned);   // caller memory: nothing to release
 }
 
 extern "C" void tern_sampler_reset(tern_sampler * sampler) {
@@ -140,6 +143,7 @@ extern "C" void tern_sampler_reset(tern_sampler * sampler) {
     sampler->n_recent = 0;
     sampler->recent_next = 0;
     rng_seed(sampler, sampler->params.seed);
+    if (sampler->grammar) sampler_grammar_reset(sampler->grammar);
 }
 
 extern "C" void tern_sampler_accept(tern_sampler * sampler, tern_token token) {
@@ -192,6 +196,9 @@ static void apply_penalties(tern_sampler * s) {
         logit = ordered_logit(logit - ((float) count * p.frequency_penalty + p.presence_penalty));
     }
 }
+
+// The heap's order: the best candidate (cand_before) on top.
+static bool cand_before_rev(const sampler_candidate & a, const sampler_candidate & b) { return cand_before(b, a); }
 
 static int32_t argmax(const sampler_candidate * cand, int32_t n) {
     int32_t best = 0;
@@ -267,6 +274,65 @@ static int32_t draw(tern_sampler * s, const sampler_candidate * cand, int32_t n)
     return n - 1;   // rounding left u just above the sum
 }
 
+// Steps 1-6 on the logits; with `allowed`, every other token gets -inf after the penalties.
+static tern_token run_chain(tern_sampler * s, const float * logits, const uint8_t * allowed) {
+    const tern_sampler_params & p = s->params;
+    sampler_candidate * cand = s->cand;
+    load_candidates(s, logits);
+    apply_penalties(s);
+    if (allowed) {
+        for (int32_t i = 0; i < s->n_vocab; i++) {
+            if (!allowed[i]) cand[i].logit = -INFINITY;
+        }
+    }
+    int32_t n = s->n_vocab;
+    if (p.temp <= 0.0f) return cand[argmax(cand, n)].id;
+    bool sorted = false;
+    n = keep_top_k(cand, n, p.top_k, &sorted);
+    n = keep_top_p(cand, n, p.top_p, &sorted);
+    n = keep_min_p(cand, n, p.min_p);
+    softmax(cand, n, p.temp);
+    return cand[draw(s, cand, n)].id;
+}
+
+// The grammar refused the chain's choice. When the chain's choice under the
+// grammar depends only on the best few tokens the grammar takes (greedy: the
+// first; top-k: the first k; min-p alone: those above the threshold), find
+// them by checking candidates in descending logit order (a heap) instead of
+// walking the whole vocabulary: that costs a few checks where the grammar
+// takes most tokens (inside a string). The result is the same token the full
+// mask gives. -1: not settled within TOP_FIRST_CHECKS checks (the caller
+// walks the vocabulary), -2: an error.
+#define TOP_FIRST_CHECKS 512
+static tern_token top_first(tern_sampler * s, const float * logits) {
+    const tern_sampler_params & p = s->params;
+    sampler_grammar * g = s->grammar;
+    const int32_t need = p.temp <= 0.0f ? 1 : p.top_k > 0 ? p.top_k : 0;
+    const bool min_p_rule = need == 0 && p.min_p > 0.0f && p.top_p >= 1.0f;
+    if (need == 0 && !min_p_rule) return -1;
+    sampler_candidate * cand = s->cand;
+    load_candidates(s, logits);
+    apply_penalties(s);
+    int32_t n = s->n_vocab;
+    std::make_heap(cand, cand + n, cand_before_rev);
+    memset(g->allowed, 0, (size_t) s->n_vocab);
+    int32_t found = 0;
+    float best = -INFINITY;
+    for (int32_t k = 0; k < TOP_FIRST_CHECKS && n > 0; k++) {
+        std::pop_heap(cand, cand + n, cand_before_rev);
+        const sampler_candidate c = cand[--n];
+        if (c.logit == -INFINITY) break;
+        if (min_p_rule && found > 0 && c.logit < best + logf(p.min_p)) return run_chain(s, logits, g->allowed);
+        const int fits = sampler_grammar_check(g, c.id);
+        if (fits < 0) return -2;
+        if (!fits) continue;
+        g->allowed[c.id] = 1;
+        if (found++ == 0) best = c.logit;
+        if (need > 0 && found == need) return run_chain(s, logits, g->allowed);
+    }
+    return -1;
+}
+
 tern_token sampler_sample_logits(tern_sampler * s, const float * logits, int32_t n_vocab) {
     if (!s || !logits) {
         tern_fail(TERN_ERR_INVALID_ARG, "sampler: %s is NULL", s ? "logits" : "sampler");
@@ -277,22 +343,35 @@ tern_token sampler_sample_logits(tern_sampler * s, const float * logits, int32_t
                   (int) n_vocab, (int) s->n_vocab);
         return -1;
     }
-    const tern_sampler_params & p = s->params;
-    sampler_candidate * cand = s->cand;
-    load_candidates(s, logits);
-    apply_penalties(s);
-
-    int32_t n = n_vocab;
-    tern_token token;
-    if (p.temp <= 0.0f) {
-        token = cand[argmax(cand, n)].id;
-    } else {
-        bool sorted = false;
-        n = keep_top_k(cand, n, p.top_k, &sorted);
-        n = keep_top_p(cand, n, p.top_p, &sorted);
-        n = keep_min_p(cand, n, p.min_p);
-        softmax(cand, n, p.temp);
-        token = cand[draw(s, cand, n)].id;
+    tern_token token = run_chain(s, logits, NULL);
+    if (sampler_grammar * g = s->grammar) {
+        // As llama.cpp's common sampler: keep the chain's choice when the grammar
+        // takes it, else constrain every token and choose again.
+        int fits = sampler_grammar_check(g, token);
+        if (fits < 0) return -1;
+        if (fits) g->n_chosen++;
+        else token = top_first(s, logits);
+        if (token == -2) return -1;
+        if (!fits && token >= 0) g->n_top++;
+        if (!fits && token < 0) {
+            int32_t n_allowed = 0;
+            if (sampler_grammar_mask(g, &n_allowed) != TERN_OK) return -1;
+            if (n_allowed == 0) {
+                if (g->budget >= 0) {
+                    tern_fail(TERN_ERR_INVALID_ARG, "grammar: no token completes the text within the %d tokens left",
+                              (int) g->budget);
+                } else {
+                    tern_fail(TERN_ERR_INVALID_ARG, "grammar: no token of the vocabulary continues the text");
+                }
+                return -1;
+            }
+            token = run_chain(s, logits, g->allowed);
+            if (!g->allowed[token]) {   // every allowed token had a -inf logit
+                tern_fail(TERN_ERR_NUMERIC, "grammar: every token the grammar allows has a -inf logit");
+                return -1;
+            }
+        }
+        if (sampler_grammar_accept(g, token) != TERN_OK) return -1;
     }
     tern_sampler_accept(s, token);
     return token;

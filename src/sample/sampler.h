@@ -13,6 +13,10 @@
 //   6. temperature: logit /= temp, softmax, draw with the sampler's own PRNG.
 // Every filter keeps at least one candidate. The chosen token is accepted
 // (recorded for the penalties).
+// With a grammar stage (tern_sampler_init_grammar, sampler_grammar.h): when
+// the grammar does not take the chosen token, every token it does not take
+// gets -inf after the penalties and steps 2-6 run again; the chosen token
+// advances the grammar.
 //
 // Memory: one block holds everything (the tern_sampler itself, the candidates
 // [n_vocab], the ring of recent tokens [penalty_last_n] and a scratch copy of it
@@ -31,6 +35,8 @@
 #include "tern.h"
 
 namespace tern {
+
+struct sampler_grammar;
 
 struct sampler_candidate {
     tern_token id;
@@ -53,6 +59,7 @@ struct tern_sampler {
     uint64_t rng_state;         // PCG32 state
     uint64_t rng_inc;           // PCG32 stream (odd)
     void * owned;               // the port_alloc block to release, or NULL (caller memory)
+    sampler_grammar * grammar;  // the grammar stage (sampler_grammar.h), or NULL
 };
 
 namespace tern {

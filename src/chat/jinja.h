@@ -1,0 +1,229 @@
+// A bounded Jinja interpreter for chat templates: the subset real models'
+// tokenizer.chat_template use, with llama.cpp's minja (its --jinja path) as
+// the reference for the output and Python's Jinja2 for semantics minja lacks.
+//
+//   source --jinja_parse--> template (nodes and expressions in the arena)
+//          --jinja_render(globals)--> text
+//
+// Supported: {{ }}, {% %}, {# #} with - whitespace control, trim_blocks and
+// lstrip_blocks as minja applies them (transformers' settings); if / elif /
+// else, for (one or more names, an "if" filter, else, loop.index / index0 /
+// revindex / revindex0 / first / last / length / previtem / nextitem /
+// cycle(), loop(...) with recursive), set (names, ns.attr, block form),
+// macro (defaults, keyword arguments), filter blocks, generation (no-op),
+// break / continue; literals (strings, numbers, true / false / none, lists,
+// dicts, tuples), arithmetic, comparisons, and / or / not, in / not in,
+// "is [not] test", ~, a if b else c, subscripts, slices with steps,
+// attributes, calls; filters, tests, globals and methods of jinja_builtins.cpp.
+//
+// Values (jinja_value.cpp): undefined, none, bool, int, float, string (UTF-8,
+// lengths and slices in code points), list and dict (mutable, shared by
+// reference as in Python: ns.x = ..., list.append), callables. Printing follows
+// minja: strings as they are, True / False, nothing for none, other values as
+// Python repr ['a', 1] / {'k': 'v'}, floats in the shortest form; tojson uses
+// ", " and ": " separators and writes non-ASCII as it is.
+//
+// Bounds (a template inside a model file is hostile input): every allocation
+// comes from one block given at the start (no heap); the output is capped;
+// evaluation counts steps against a budget (loops, calls, expressions, and
+// builtins, strings copied and searched in proportion to their size), so no
+// template loops for ever; nesting of the source, of expressions, of macro
+// calls and recursive loops is capped, so recursion here is bounded. An error
+// stops the render with the template line and column and what went wrong.
+// The parser and evaluator recurse (bounded): the engine is compiled in
+// hosted builds only (TERN_JINJA), outside the freestanding stack bound.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tern.h"
+
+namespace tern {
+
+// ---------------------------------------------------------------------------
+// Memory: a bump block with marks (8-byte alignment).
+// ---------------------------------------------------------------------------
+struct jmem {
+    uint8_t * base;
+    size_t    cap;
+    size_t    used;
+    size_t    peak;
+    uint64_t  spent;   // steps the renders on this block have taken: one budget for
+                       // all the renders of one call (capability probes included)
+};
+
+void * jmem_alloc(jmem * m, size_t n);   // NULL when full
+
+// ---------------------------------------------------------------------------
+// Values
+// ---------------------------------------------------------------------------
+enum jtype : uint8_t { J_UNDEF, J_NONE, J_BOOL, J_INT, J_FLOAT, J_STR, J_LIST, J_DICT, J_FUNC };
+
+struct jlist;
+struct jdict;
+struct jfunc;
+
+struct jv {
+    jtype    t;
+    uint32_t n;              // J_STR: bytes
+    union {
+        bool          b;
+        int64_t       i;
+        double        d;
+        const char *  s;
+        jlist *       l;
+        jdict *       o;
+        jfunc *       f;
+    };
+};
+
+struct jlist {
+    jv *     v;
+    uint32_t n, cap;
+};
+
+struct jdict {
+    jv *     k;
+    jv *     v;
+    uint32_t n, cap;
+};
+
+struct jrender;
+struct jnode;
+struct jexpr;
+
+// A callable: a builtin (filter or global function), a macro, a bound loop()
+// of a recursive for, a joiner or cycler with its state.
+struct jfunc {
+    uint8_t        kind;     // JF_*
+    uint16_t       id;       // builtin id
+    const jnode *  macro;    // JF_MACRO
+    void *         scope;    // JF_MACRO: the scope it was defined in
+    void *         state;    // JF_LOOP, JF_JOINER, JF_CYCLER
+};
+
+enum { JF_BUILTIN = 0, JF_MACRO, JF_LOOP, JF_JOINER, JF_CYCLER, JF_STRFTIME };
+
+static inline jv jv_undef(void) { jv v; v.t = J_UNDEF; v.n = 0; v.i = 0; return v; }
+static inline jv jv_none(void) { jv v; v.t = J_NONE; v.n = 0; v.i = 0; return v; }
+static inline jv jv_bool(bool b) { jv v; v.t = J_BOOL; v.n = 0; v.i = 0; v.b = b; return v; }
+static inline jv jv_int(int64_t i) { jv v; v.t = J_INT; v.n = 0; v.i = i; return v; }
+static inline jv jv_float(double d) { jv v; v.t = J_FLOAT; v.n = 0; v.d = d; return v; }
+static inline jv jv_str(const char * s, uint32_t n) { jv v; v.t = J_STR; v.n = n; v.s = s; return v; }
+static inline bool jv_null(const jv & v) { return v.t == J_UNDEF || v.t == J_NONE; }
+
+// Every value operation reports failures through the render state (r->failed).
+jv    jv_str_dup(jrender * r, const char * s, size_t n);
+jv    jv_cstr(jrender * r, const char * z);
+jv    jv_new_list(jrender * r, uint32_t cap);
+jv    jv_new_dict(jrender * r, uint32_t cap);
+bool  jlist_push(jrender * r, jlist * l, jv v);
+bool  jdict_set(jrender * r, jdict * d, jv key, jv v);
+jv *  jdict_find(jdict * d, const char * key, size_t n);
+jv *  jdict_find_v(jdict * d, jv key);
+bool  jv_truthy(const jv & v);
+bool  jv_equal(const jv & a, const jv & b);
+// Python's <: numbers, strings (bytes), lists element-wise; false with an error otherwise.
+bool  jv_less(jrender * r, const jv & a, const jv & b, bool * ok);
+uint32_t utf8_cp_count(const char * s, size_t n);
+
+// Text forms. str: minja's to_str (floats "%f", True / False, None, repr of
+// containers); repr: Python-style (quotes on strings); json: tojson.
+struct jbuf;
+void jv_write_str(jrender * r, jbuf * b, const jv & v);
+void jv_write_repr(jrender * r, jbuf * b, const jv & v, bool json, int indent, int level);
+jv   jv_to_str(jrender * r, const jv & v);
+
+// Growing text in the arena (extended in place while it is the last allocation).
+struct jbuf {
+    jmem *   m;
+    char *   p;
+    size_t   n, cap;
+    size_t   limit;      // most bytes it may hold
+    jrender * r;
+};
+void jbuf_init(jbuf * b, jrender * r, size_t limit);
+void jbuf_put(jbuf * b, const char * s, size_t n);
+static inline void jbuf_puts(jbuf * b, const char * z);
+jv   jbuf_value(jbuf * b);
+
+// ---------------------------------------------------------------------------
+// Templates
+// ---------------------------------------------------------------------------
+struct jinja_limits {
+    size_t   max_output;     // bytes of the rendered text (and of any captured block)
+    uint64_t max_steps;      // evaluation steps
+    uint32_t max_depth;      // nesting of blocks / expressions in the source, and of calls at run time
+};
+
+jinja_limits jinja_default_limits(void);
+
+struct jtemplate {
+    const char *  src;
+    size_t        len;
+    const jnode * root;
+};
+
+// Parse src into m. TERN_ERR_INVALID_ARG for bad syntax, TERN_ERR_NO_MEMORY
+// for a block too small, with err set ("line 3, column 12: ...").
+tern_status jinja_parse(const char * src, size_t len, jmem * m, const jinja_limits * lim, jtemplate * out, char * err,
+                        size_t err_size);
+
+// A variable of the render's global scope.
+struct jglobal {
+    const char * name;
+    jv           value;
+};
+
+// The clock strftime_now() reads: seconds since the epoch (UTC) and the local
+// offset in seconds.
+struct jclock {
+    int64_t now;
+    int32_t utc_offset;
+};
+
+// Render with the given globals (looked up after the builtins' names). The
+// text is in *out (NUL-terminated, in m). false with err set.
+bool jinja_render(const jtemplate * t, jmem * m, const jinja_limits * lim, const jglobal * globals, size_t n_globals,
+                  const jclock * clock, const char ** out, size_t * out_len, char * err, size_t err_size);
+
+// The state of one render (jinja_eval.cpp); the builtins see it.
+struct jrender {
+    jmem *              m;
+    const jtemplate *   t;
+    jinja_limits        lim;
+    jclock              clock;
+    uint64_t            steps;
+    uint32_t            depth;
+    bool                failed;
+    uint32_t            err_pos;
+    char *              err;
+    size_t              err_size;
+    void *              scope;         // the current scope
+    void *              globals;       // the outermost scope
+    uint32_t            cur_pos;       // source position of what is being evaluated
+    int                 loop_ctl;      // 1 break, 2 continue (pending)
+};
+
+// Work in proportion to a value's size (a scan, a comparison, a copy) costs
+// steps too, so no loop of cheap-looking calls on a large value runs long:
+// false (with the error) past the budget.
+bool jcharge(jrender * r, uint64_t units);
+// A builtin's charge for walking v: a step per 64 bytes of a string, per 8
+// items of a list or dict.
+bool jcharge_size(jrender * r, const jv & v);
+
+// Record the first error (at r->cur_pos) and return false.
+bool jfail(jrender * r, const char * fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static inline void jbuf_puts(jbuf * b, const char * z) {
+    size_t n = 0;
+    while (z[n]) n++;
+    jbuf_put(b, z, n);
+}
+
+}  // namespace tern

@@ -1,0 +1,272 @@
+// The Jinja engine (src/chat/jinja_*, chat_jinja) and tern_chat_apply:
+// llama.cpp's chat-template test cases (tests/test-chat-template.cpp at
+// c392e509: each template with the prompt its --jinja path gives, byte for
+// byte), the language (expressions, filters, tests, loops, macros,
+// namespaces, whitespace control, slicing, string methods), tools and tool
+// calls, the clock, and hostile templates (endless loops, recursion, huge
+// output, deep nesting, bad syntax): each stops with an error naming the line.
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <string>
+#include <vector>
+
+#include "check.h"
+#include "tern.h"
+
+struct jinja_case {
+    const char * name;
+    const char * tmpl;
+    const char * expected;
+    const char * bos;
+    const char * eos;
+    bool         supported;
+};
+
+#include "data/chat/jinja_cases.inc"
+
+// The conversation of llama.cpp's test.
+static const tern_chat_message k_conv[] = {
+    {"system", "You are a helpful assistant"},
+    {"user", "Hello"},
+    {"assistant", "Hi there"},
+    {"user", "Who are you"},
+    {"assistant", "   I am an assistant   "},
+    {"user", "Another question"},
+};
+
+static std::string apply(const tern_chat_params & p, const tern_chat_message * msgs, size_t n, int32_t * rc = NULL) {
+    int32_t need = tern_chat_apply(NULL, &p, msgs, n, NULL, 0);
+    if (rc) *rc = need;
+    if (need < 0) return std::string();
+    std::vector<char> buf((size_t) need + 1);
+    int32_t got = tern_chat_apply(NULL, &p, msgs, n, buf.data(), (int32_t) buf.size());
+    if (got != need) return std::string("(length changed)");
+    return std::string(buf.data(), (size_t) need);
+}
+
+static std::string render(const char * tmpl, const char * messages_json = NULL, const char * extra = NULL,
+                          int32_t * rc = NULL, const char * tools = NULL) {
+    tern_chat_params p = tern_chat_default_params();
+    p.tmpl = tmpl;
+    p.bos_token = "<s>";
+    p.eos_token = "</s>";
+    p.now = 0;
+    p.messages_json = messages_json ? messages_json : "[{\"role\": \"user\", \"content\": \"Hi\"}]";
+    p.extra_json = extra;
+    p.tools_json = tools;
+    p.add_generation_prompt = 0;
+    return apply(p, NULL, 0, rc);
+}
+
+static void test_peer_cases(void) {
+    int n_ok = 0, n_run = 0;
+    for (const jinja_case & c : k_jinja_cases) {
+        if (!c.supported) continue;   // llama.cpp skips it too (it needs more context than messages)
+        tern_chat_params p = tern_chat_default_params();
+        p.tmpl = c.tmpl;
+        p.bos_token = c.bos;
+        p.eos_token = c.eos;
+        p.now = 0;
+        int32_t rc = 0;
+        std::string out = apply(p, k_conv, sizeof(k_conv) / sizeof(k_conv[0]), &rc);
+        const bool ok = rc >= 0 && out == c.expected;
+        CHECK_MSG(ok, "%s: rc %d (%s)\n--- expected\n%s\n--- got\n%s", c.name, rc, rc < 0 ? tern_last_error() : "",
+                  c.expected, out.c_str());
+        n_ok += ok;
+        n_run++;
+    }
+    printf("peer chat-template cases (--jinja): %d of %d\n", n_ok, n_run);
+}
+
+struct lang_case {
+    const char * tmpl;
+    const char * extra;   // more variables (JSON object) or NULL
+    const char * expected;
+};
+
+// The language on small templates (the expected strings are Jinja2's output).
+static const lang_case k_lang[] = {
+    {"{{ 1 + 2 * 3 }} {{ (1 + 2) * 3 }} {{ 7 // 2 }} {{ -7 // 2 }} {{ 7 % 3 }} {{ -7 % 3 }} {{ 2 ** 10 }}", NULL,
+     "7 9 3 -4 1 2 1024"},
+    {"{{ 7 / 2 }} {{ 1.5 + 1 }} {{ 3 * 'ab' }}", NULL, "3.5 2.5 ababab"},
+    {"{{ 'a' ~ 1 ~ true }} {{ 'x' + 'y' }}", NULL, "a1True xy"},
+    {"{{ true }} {{ none }}{{ [1, 'a', true, none] }} {{ {'k': 'v'} }}", NULL, "True [1, 'a', True, null] {'k': 'v'}"},
+    {"{% if 1 < 2 and not false or x %}yes{% else %}no{% endif %}", NULL, "yes"},
+    {"{% if x is defined %}d{% elif y is none %}n{% else %}e{% endif %}", "{\"y\": null}", "n"},
+    {"{{ 'ab' in 'xaby' }} {{ 3 in [1, 2] }} {{ 'k' in {'k': 1} }} {{ 'z' not in 'abc' }}", NULL, "True False True True"},
+    {"{% for x in [3, 1, 2] %}{{ loop.index }}{{ loop.index0 }}{{ loop.first }}{{ loop.last }}{{ loop.length }}|{% endfor %}",
+     NULL, "10TrueFalse3|21FalseFalse3|32FalseTrue3|"},
+    {"{% for x in [1, 2, 3, 4] if x is even %}{{ x }}{% else %}none{% endfor %}", NULL, "24"},
+    {"{% for x in [] %}{{ x }}{% else %}empty{% endfor %}", NULL, "empty"},
+    {"{% for k, v in {'a': 1, 'b': 2}.items() %}{{ k }}={{ v }};{% endfor %}", NULL, "a=1;b=2;"},
+    {"{% for x in range(10) %}{% if x == 2 %}{% continue %}{% endif %}{% if x == 5 %}{% break %}{% endif %}{{ x }}{% endfor %}",
+     NULL, "0134"},
+    {"{% set ns = namespace(total=0) %}{% for x in [1, 2, 3] %}{% set ns.total = ns.total + x %}{% endfor %}{{ ns.total }}",
+     NULL, "6"},
+    {"{% set a, b = [1, 2] %}{{ a }}{{ b }}{% set s %}block {{ a }}{% endset %}[{{ s }}]", NULL, "12[block 1]"},
+    {"{% macro greet(name, p='Hi') %}{{ p }} {{ name }}{% endmacro %}{{ greet('A') }}/{{ greet('B', p='Yo') }}", NULL,
+     "Hi A/Yo B"},
+    {"{% macro f(n) %}{% if n > 0 %}{{ n }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(3) }}", NULL, "321"},
+    {"{{ '  a b  ' | trim }}|{{ 'Ab' | upper }}{{ 'Ab' | lower }}|{{ 'hello world' | title }}|{{ 'hELLO' | capitalize }}",
+     NULL, "a b|ABab|Hello World|Hello"},
+    {"{{ [1, 2, 3] | length }}{{ 'héllo' | length }}{{ {'a': 1} | length }}|{{ [1, 2] | join('-') }}|{{ x | default('d') }}",
+     NULL, "351|1-2|d"},
+    {"{{ 'a-b-c' | replace('-', '+') }} {{ [3, 1, 2] | sort }} {{ [1, 2, 3] | reverse | list }} {{ [1, 1, 2] | unique | list }}",
+     NULL, "a+b+c [1, 2, 3] [3, 2, 1] [1, 2]"},
+    {"{{ [1, 2, 3] | first }}{{ [1, 2, 3] | last }}{{ [4, 1, 9] | max }}{{ [4, 1, 9] | min }}{{ [1, 2, 3] | sum }}", NULL,
+     "13916"},
+    {"{{ msgs | selectattr('role', 'equalto', 'user') | map(attribute='content') | join(',') }}",
+     "{\"msgs\": [{\"role\": \"user\", \"content\": \"a\"}, {\"role\": \"bot\", \"content\": \"b\"}, {\"role\": \"user\", \"content\": \"c\"}]}",
+     "a,c"},
+    {"{{ msgs | rejectattr('role', 'equalto', 'user') | list | length }}{{ [1, 2, 3, 4] | select('odd') | list }}",
+     "{\"msgs\": [{\"role\": \"user\"}, {\"role\": \"bot\"}]}", "1[1, 3]"},
+    {"{{ {'b': [1, 'x'], 'a': {'c': none}} | tojson }}|{{ [1, 2] | tojson(indent=2) }}|{{ 'é\"' | tojson }}", NULL,
+     "{\"b\": [1, \"x\"], \"a\": {\"c\": null}}|[\n  1,\n  2\n]|\"é\\\"\""},
+    {"{{ 'abcdef'[1:3] }}{{ 'abcdef'[::-1] }}{{ 'abcdef'[-2:] }}{{ [1, 2, 3, 4][1:] }}{{ [1, 2, 3, 4][::2] }}", NULL,
+     "bcfedcbaef[2, 3, 4][1, 3]"},
+    {"{{ ' x '.strip() }}{{ 'xxaxx'.lstrip('x') }}{{ 'a,b,,c'.split(',') }}{{ 'a b  c'.split() }}", NULL,
+     "xaxx['a', 'b', '', 'c']['a', 'b', 'c']"},
+    {"{{ 'hello'.startswith('he') }}{{ 'hello'.endswith(('x', 'lo')) }}{{ 'hello'.replace('l', 'L', 1) }}{{ 'a'.upper() }}",
+     NULL, "TrueTrueheLloA"},
+    {"{{ '-'.join(['a', 'b']) }}{{ 'abcb'.find('b') }}{{ 'abcb'.rfind('b') }}{{ 'abcb'.count('b') }}{{ '{} and {}'.format(1, 'x') }}",
+     NULL, "a-b132" "1 and x"},
+    {"{% set l = [1] %}{{ l.append(2) }}{{ l }}{% set d = {'a': 1} %}{{ d.get('a') }}{{ d.get('z', 5) }}{{ d.keys() | list }}",
+     NULL, "[1, 2]15['a']"},
+    {"{{ 'yes' if 1 else 'no' }}{{ 'yes' if 0 else 'no' }}{{ 'x' if false }}|", NULL, "yesno|"},
+    {"{% if 10 is divisibleby(5) and 3 is odd and 'a' is string and [1] is sequence and {} is mapping %}ok{% endif %}",
+     NULL, "ok"},
+    {"{{ 'Hello %s' }}{# a comment #}{{ x | int + '3' | int }}{{ '2.5' | float }}", "{\"x\": \"4\"}", "Hello %s72.5"},
+    {"{{ raw_text }}{% raw %}{{ not parsed }}{% endraw %}", "{\"raw_text\": \"r:\"}", "r:{{ not parsed }}"},
+    {"<{{- ' a ' -}}>  {%- if true -%}  b  {%- endif -%}  <", NULL, "< a >b<"},
+    {"a\n  {% if true %}\n  b\n  {% endif %}\nc\n", NULL, "a\n  b\nc"},
+    {"{% for x in items recursive %}{{ x.n }}{% if x.kids %}({{ loop(x.kids) }}){% endif %}{% endfor %}",
+     "{\"items\": [{\"n\": 1, \"kids\": [{\"n\": 2}, {\"n\": 3, \"kids\": [{\"n\": 4}]}]}, {\"n\": 5}]}", "1(23(4))5"},
+    {"{% for x in ['a', 'b', 'c'] %}{{ loop.cycle('odd', 'even') }}{% endfor %}", NULL, "oddevenodd"},
+    {"{{ strftime_now('%Y-%m-%d %H:%M %a %b %d') }} {{ date_string }}", NULL, "1970-01-01 00:00 Thu Jan 01 01 Jan 1970"},
+    {"{% filter upper %}shout {{ 'it' }}{% endfilter %}", NULL, "SHOUT IT"},
+    {"{{ 'x' | indent(2) }}|{{ 'a\nb\n\nc' | indent(2) }}|{{ 'a\nb' | indent(2, true) }}", NULL, "x|a\n  b\n\n  c|  a\n  b"},
+    {"{{ {'b': 2, 'a': 1} | dictsort }}{{ none | items }}{{ {'a': 1} | items | list }}", NULL,
+     "[['a', 1], ['b', 2]][][['a', 1]]"},
+};
+
+static void test_language(void) {
+    int n_ok = 0;
+    for (const lang_case & c : k_lang) {
+        int32_t rc = 0;
+        std::string out = render(c.tmpl, NULL, c.extra, &rc);
+        bool ok = rc >= 0 && out == c.expected;
+        CHECK_MSG(ok, "template %s\n--- expected\n%s\n--- got (rc %d %s)\n%s", c.tmpl, c.expected, rc,
+                  rc < 0 ? tern_last_error() : "", out.c_str());
+        n_ok += ok;
+    }
+    printf("language cases: %d of %zu\n", n_ok, sizeof(k_lang) / sizeof(k_lang[0]));
+}
+
+// Hostile templates stop quickly with an error naming the line.
+static void test_hostile(void) {
+    struct bad {
+        const char * tmpl;
+        const char * error;
+    } cases[] = {
+        {"{% for x in range(100000000) %}{% endfor %}", "step budget"},
+        {"{% set a = range(500000) %}{% set b = a + a %}", "memory"},   // 8 + 16 MiB of items of items in a 16 MiB block
+        {"{% set r = range(3000) %}{% for a in r %}{% for b in r %}{% endfor %}{% endfor %}", "line 1, column 42: the template took more than 5000000 steps"},
+        // Work in proportion to size counts: a search of 4 MB done a million times.
+        {"{% set s = 'x' * 4000000 %}\n{% for i in range(1000000) %}{% if 'y' in s %}{% endif %}{% endfor %}", "line 2"},
+        {"{% set s = 'x' * 4000000 %}{% for i in range(100000) %}{{ s.count('xy') }}{% endfor %}", "steps"},
+        {"{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "nested deeper"},
+        {"{% set s = 'x' * 1000000 %}{% for i in range(100) %}{{ s }}{% endfor %}", "output exceeds"},
+        {"{% set ns = namespace(s='ab') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}", "memory"},
+        {"{{ ((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((((1)))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))))) }}",
+         "nested deeper"},
+        {"line one\n{% if true %}\n{{ x.y.z }}\n{% endif %}", "line 3"},
+        {"{{ raise_exception('no system role') }}", "the template raised: no system role"},
+        {"{% if %}", "line 1"},
+        {"{% for x in y %}", "without its end tag"},
+        {"{% endif %}", "unexpected end tag"},
+        {"{{ x | nosuchfilter }}", "unknown filter 'nosuchfilter'"},
+        {"{% include 'x' %}", "unsupported tag 'include'"},
+        {"{{ 'unterminated }}", "unterminated string"},
+        {"{{ 1 / 0 }}", "division by zero"},
+        {"{% set x = [] %}{% for i in range(1000) %}{{ x.append(x) }}{% endfor %}{{ x | tojson }}", "nested too deep"},
+    };
+    for (const bad & b : cases) {
+        int32_t rc = 0;
+        tern_chat_params p = tern_chat_default_params();
+        p.tmpl = b.tmpl;
+        p.now = 0;
+        p.messages_json = "[{\"role\": \"user\", \"content\": \"Hi\"}]";
+        p.max_steps = 5000000;
+        p.mem_size = (size_t) 16 << 20;
+        std::string out = apply(p, NULL, 0, &rc);
+        CHECK_MSG(rc < 0 && strstr(tern_last_error(), b.error), "%s: rc %d, '%s' (wanted '%s')", b.tmpl, rc,
+                  rc < 0 ? tern_last_error() : out.c_str(), b.error);
+    }
+}
+
+// Tools and tool calls, the model-less defaults, the clock, built-in fallback.
+static void test_chat_features(void) {
+    const char * llama31 =
+        "{%- if tools %}Tools: {% for t in tools %}{{ t.function.name }};{% endfor %}\n{% endif %}"
+        "{%- for m in messages %}<{{ m.role }}>"
+        "{%- if m.tool_calls %}{% for tc in m.tool_calls %}call {{ tc.function.name }}({{ tc.function.arguments | tojson }}){% endfor %}"
+        "{%- else %}{{ m.content }}{% endif %}</{{ m.role }}>{% endfor %}";
+    const char * tools = "[{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"parameters\": {}}}]";
+    const char * msgs = "[{\"role\": \"user\", \"content\": \"Weather?\"}, "
+                        "{\"role\": \"assistant\", \"content\": null, \"tool_calls\": [{\"type\": \"function\", "
+                        "\"function\": {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}}]}, "
+                        "{\"role\": \"tool\", \"content\": \"12C\"}]";
+    int32_t rc = 0;
+    std::string out = render(llama31, msgs, NULL, &rc, tools);
+    // (A template without a tool handler of llama.cpp's gets its system line asking for JSON.)
+    CHECK_MSG(rc >= 0 && out == "Tools: get_weather;<system>Respond in JSON format, either with `tool_call` (a request to call "
+                                "tools) or with `response` reply to the user's request</system><user>Weather?</user>"
+                                "<assistant>call get_weather({\"city\": \"Oslo\"})</assistant><tool>12C</tool>",
+              "tools: %s %s", out.c_str(), rc < 0 ? tern_last_error() : "");
+    // A template without system-role support gets the system text in the first user turn (minja's polyfill).
+    const char * no_sys = "{% for m in messages %}{% if m.role == 'user' %}[U]{{ m.content }}{% elif m.role == 'assistant' %}"
+                          "[A]{{ m.content }}{% endif %}{% endfor %}";
+    out = render(no_sys, "[{\"role\": \"system\", \"content\": \"S\"}, {\"role\": \"user\", \"content\": \"U\"}]", NULL, &rc);
+    CHECK_MSG(rc >= 0 && out == "[U]S\nU", "system polyfill: %s", out.c_str());
+    // The clock: a fixed time, SOURCE_DATE_EPOCH, and the real date by default.
+    tern_chat_params p = tern_chat_default_params();
+    p.tmpl = "{{ strftime_now('%d %B %Y') }}|{{ date_string }}";
+    p.messages_json = "[]";
+    p.now = 1735689600;   // 2025-01-01 00:00 UTC
+    CHECK(apply(p, NULL, 0) == "01 January 2025|01 Jan 2025");
+    p.now = -1;
+    setenv("SOURCE_DATE_EPOCH", "951782400", 1);   // 2000-02-29
+    CHECK(apply(p, NULL, 0) == "29 February 2000|29 Feb 2000");
+    unsetenv("SOURCE_DATE_EPOCH");
+    CHECK(apply(p, NULL, 0).find("1970") == std::string::npos);
+    // Built-in names stay built-ins; use_jinja 0 matches markers as tern_chat_apply_template does.
+    tern_chat_params q = tern_chat_default_params();
+    q.tmpl = "chatml";
+    char a[512], b[512];
+    CHECK(tern_chat_apply(NULL, &q, k_conv, 2, a, sizeof(a)) > 0 &&
+          tern_chat_apply_template("chatml", k_conv, 2, 1, b, sizeof(b)) > 0 && !strcmp(a, b));
+    // An unparsable template with known markers falls back to its built-in.
+    q.tmpl = "{% bogus %}<|im_start|>";
+    CHECK(tern_chat_apply(NULL, &q, k_conv, 2, a, sizeof(a)) > 0 && !strcmp(a, b));
+    // Bad JSON inputs name the parameter.
+    q.tmpl = "{{ 1 }}";
+    q.messages_json = "[{\"role\": ";
+    CHECK(tern_chat_apply(NULL, &q, NULL, 0, a, sizeof(a)) < 0 && strstr(tern_last_error(), "messages_json"));
+    // Too little memory is an error, not a crash.
+    q.messages_json = NULL;
+    std::vector<char> small(4096);
+    q.mem = small.data();
+    q.mem_size = small.size();
+    q.tmpl = k_jinja_cases[0].tmpl;
+    CHECK(tern_chat_apply(NULL, &q, k_conv, 6, a, sizeof(a)) < 0 && strstr(tern_last_error(), "memory"));
+}
+
+int main(void) {
+    test_peer_cases();
+    test_language();
+    test_hostile();
+    test_chat_features();
+    return tern_test_summary();
+}
