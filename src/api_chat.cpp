@@ -47,6 +47,7 @@ extern "C" tern_chat_params tern_chat_default_params(void) {
     return p;
 }
 
+#if TERN_WITH_JINJA
 // The text out to the caller's buffer as tern_chat_apply_template writes it.
 static int32_t deliver(const char * text, size_t n, char * buf, int32_t length) {
     if (n > (size_t) INT32_MAX) {
@@ -60,6 +61,7 @@ static int32_t deliver(const char * text, size_t n, char * buf, int32_t length) 
     }
     return (int32_t) n;
 }
+#endif
 
 static int32_t apply_builtin(chat_tmpl t, const tern_chat_message * msgs, size_t n, bool add_ass, char * buf,
                              int32_t length) {

@@ -149,7 +149,7 @@ tern_status hparams_load_arch(const gguf_file * f, const char * arch, const mode
     if (k_arch_gemma && (a->flags & ARCH_GEMMA)) {
         if (h->n_layer != 26 && h->n_layer != 42 && h->n_layer != 46) {
             return tern_fail(TERN_ERR_UNSUPPORTED, "gemma2 with %u layers: llama.cpp knows the query scale of 26, 42 and 46 "
-                             "layers only", h->n_layer);
+                             "layers only", (unsigned) h->n_layer);
         }
         h->embd_scale = sqrtf((float) h->n_embd);
         if (h->n_layer == 46) h->attn_scale = 1.0f / sqrtf((float) (h->n_embd / h->n_head));

@@ -130,7 +130,7 @@ struct parser {
             return 0;
         }
         char name[16];
-        int k = snprintf(name, sizeof(name), "_%u", n_ids);
+        int k = snprintf(name, sizeof(name), "_%u", (unsigned) n_ids);
         uint32_t id = n_ids;
         // The name: base then the suffix, assembled in the names buffer.
         new_id(base, base_len);

@@ -354,7 +354,7 @@ tern_status grammar_init(grammar * g, tern_arena * arena, const char * text, siz
 static bool limit(grammar * g, const char * what, uint32_t n) {
     if (g->error == TERN_OK) {
         g->error = tern_fail(TERN_ERR_NO_MEMORY, "grammar: more than %u %s (a larger grammar memory lifts the limit)",
-                             n, what);
+                             (unsigned) n, what);
     }
     return false;
 }
@@ -618,7 +618,7 @@ tern_status grammar_filter(grammar * g, const grammar_vocab * v, uint32_t budget
     const uint32_t nodes0 = g->n_nodes, tops0 = g->n_tops;
     if (v->max_len > g->lim.max_token_bytes) {
         return tern_fail(TERN_ERR_NO_MEMORY, "grammar: a piece of %u bytes is longer than the walk's %u",
-                         v->max_len, g->lim.max_token_bytes);
+                         (unsigned) v->max_len, (unsigned) g->lim.max_token_bytes);
     }
     g->path[0] = g->cur;
     g->path_nodes[0] = g->n_nodes;
