@@ -207,9 +207,14 @@ tern_status model_load(const char * what, const void * src, size_t size, open_fn
     // Placement first: the CPU repacks only the weights it runs, and the
     // devices get theirs in the file's layout.
     if (st == TERN_OK && !m->vocab_only) st = model_place(m, &p);
+    // Timed only when it runs: a load without the repack reports exactly 0.
+    if (m) m->load_repack_ms = 0.0;
+    if (st == TERN_OK && p.repack) {
+        const int64_t t0 = port_time_us();
+        st = model_repack_weights(m, repack_progress, &lp);
+        m->load_repack_ms = (double) (port_time_us() - t0) / 1000.0;
+    }
     int64_t t = port_time_us();
-    if (st == TERN_OK && p.repack) st = model_repack_weights(m, repack_progress, &lp);
-    if (m) m->load_repack_ms = (double) (port_time_us() - t) / 1000.0;
     t = port_time_us();
     if (st == TERN_OK && !m->vocab_only) st = model_upload(m);
     if (m) m->load_upload_ms = (double) (port_time_us() - t) / 1000.0;
