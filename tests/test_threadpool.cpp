@@ -239,7 +239,7 @@ struct step_job {
     bool late;                        // worker 1 sleeps late_ms in its first item of each job
     int late_ms;
     std::atomic<int> slept;           // jobs worker 1 slept in
-    std::atomic<bool> slept_this_job;
+    std::atomic<int32_t> slept_this_job;  // int, not bool: riscv64 GCC 12 has no inline 1-byte exchange (libatomic)
 };
 
 // Steps: every node has phase 0, odd nodes a phase 1 too.
@@ -272,7 +272,7 @@ static void steps_item(const void * job, int32_t ith, int32_t nth, int32_t node,
     if (k >= N_STEPS || n != k_step_sizes[k] || item < 0 || item >= n) { j->errors.fetch_add(1); return; }
     if (k > 0 && j->done[k - 1].load() != k_step_sizes[k - 1]) j->errors.fetch_add(1);  // the step before is not over
     if (first) j->firsts[k][ith].fetch_add(1);
-    if (j->late && ith == 1 && !j->slept_this_job.exchange(true)) {
+    if (j->late && ith == 1 && j->slept_this_job.exchange(1) == 0) {
         j->slept.fetch_add(1);
         std::this_thread::sleep_for(std::chrono::milliseconds(j->late_ms));
     }
@@ -297,7 +297,7 @@ static void step_job_reset(step_job * j) {
     for (auto & d : j->done) d.store(0);
     for (auto & row : j->firsts) for (auto & f : row) f.store(0);
     j->errors.store(0);
-    j->slept_this_job.store(false);
+    j->slept_this_job.store(0);
 }
 
 // Every step complete (up to `last`, none after), each item once, one first per worker that ran.
