@@ -35,7 +35,11 @@ struct random_model_spec {
     float attn_softcap = 50.0f, final_softcap = 30.0f, norm_eps = 1e-6f;
     tern_type type = TERN_TYPE_F32;  // matrices; norms stay F32
     uint64_t seed = 1;
-    float std_embd = 1.0f, std_qk = 0.35f, std_other = 0.15f, norm_std = 0.1f;
+    // Small enough that the net does not amplify rounding: with q/k at 0.35 and the rest
+    // at 0.15 (scores of std ~8, a sharp softmax) two correct F32 summation orders (Tern's
+    // scalar double sums, its 16-lane tiles) gave logits 0.02 apart after 26 layers, past
+    // the envelope's 2e-3 * s (0.015); at 0.10 / 0.12 they are 0.006 apart, llama.cpp 0.004-0.006 away.
+    float std_embd = 1.0f, std_qk = 0.10f, std_other = 0.12f, norm_std = 0.1f;
 };
 
 struct random_model_rng {
