@@ -466,12 +466,17 @@ int main(void) {
     for (int32_t t : kTypes) {
         const int64_t K = quantized(t) ? 512 : 172;
         mul_mat(r, t, K, 33, 1, false, "decode M 1");
+        // the vec path's K chunks (32 blocks, IQ4_NL 16, K-quants 4 super-blocks) with a partial
+        // last one, and its 8-row workgroups with a partial last one
+        mul_mat(r, t, quantized(t) ? 1280 : 1000, 37, 2, true, "decode M 2 K 1280 + bias");
+        mul_mat(r, t, 256, 20, 2, false, "NaN decode M 2", true);
         mul_mat(r, t, K, 70, 3, true, "decode M 3 + bias");
         mul_mat(r, t, K, 65, 37, false, "prompt M 37");
         mul_mat(r, t, 256 * 3, 40, 70, true, "prompt M 70 K 768 + bias");
         mul_mat(r, t, 256, 20, 5, false, "NaN/Inf rows", true);
     }
-    mul_mat(r, TERN_TYPE_Q8_0, 256 * 36, 8, 2, false, "K 9216 (tiled past the vec path's K)");
+    mul_mat(r, TERN_TYPE_Q8_0, 256 * 36, 8, 2, false, "K 9216 M 2 (vec, 9 chunks)");
+    mul_mat(r, TERN_TYPE_Q8_0, 256 * 36, 8, 3, false, "K 9216 M 3 (tiled)");
     for (int64_t ne0 : {64, 256, 4096}) {
         rms_norm(r, ne0, 5, true, false);
         rms_norm(r, ne0, 3, false, true);

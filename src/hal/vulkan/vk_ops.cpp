@@ -21,8 +21,9 @@ namespace hal {
 namespace {
 
 const uint32_t kMaxGroups = 65535;   // guaranteed maxComputeWorkGroupCount per dimension
-const int64_t kVecMaxM = 2;          // mul_mat_vec.comp: activation rows
-const int64_t kVecMaxBlocks = 256;   // ... and activation blocks per row it keeps parameters of
+const int64_t kVecMaxM = 2;          // mul_mat_vec.comp: activation rows (any K: it walks K in chunks)
+const int64_t kVecRowsQ = 8;         // ... weight rows per workgroup, quantized weights (its R)
+const int64_t kVecRowsF = 4;         // ... and float weights (its NR)
 
 bool is_weight_type(int32_t t) {
     switch (t) {
@@ -225,10 +226,7 @@ tern_status op_get_rows(vk_device * d, const tern_hal_op_desc * op) {
     return TERN_OK;
 }
 
-bool mul_mat_vec(int32_t type, int64_t K, int64_t M) {
-    const int64_t qa = act_block(type);
-    return M <= kVecMaxM && (qa == 1 || K / qa <= kVecMaxBlocks);
-}
+bool mul_mat_vec(int64_t M) { return M <= kVecMaxM; }
 
 // Activation rows per dispatch: all of them, or as many as keep X and dst
 // (a vocabulary-wide output of a 512-token prompt: 311 MB at 151936 rows) within
@@ -251,7 +249,7 @@ tern_status op_mul_mat(vk_device * d, const tern_hal_op_desc * op) {
     for (int64_t m0 = 0; m0 < M; m0 += mc) {
         const int64_t rows_m = M - m0 < mc ? M - m0 : mc;
         const bool chunked = rows_m != M;   // X is 2-D then: rows m0 .. m0 + rows_m at stride nb1
-        const bool vec = mul_mat_vec(w.type, K, rows_m);
+        const bool vec = mul_mat_vec(rows_m);
         const int32_t shader = (vec ? VKS_mul_mat_vec_F32 : VKS_mul_mat_F32) + type_slot(w.type);
         for (int64_t n0 = 0; n0 < N; n0 += win) {
             const int64_t rows = N - n0 < win ? N - n0 : win;
@@ -276,11 +274,11 @@ tern_status op_mul_mat(vk_device * d, const tern_hal_op_desc * op) {
             pc[13] = (uint32_t) x.nb[3];
             pc[14] = (uint32_t) w.nb[1];
             pc[15] = present(bias);
-            if (vec) {   // quantized: 64 rows per workgroup, one per thread; float: 4 rows per workgroup
-                const int64_t per = act_block(w.type) > 1 ? 64 : 4;
+            if (vec) {
+                const int64_t per = act_block(w.type) > 1 ? kVecRowsQ : kVecRowsF;
                 TERN_TRY(dispatch(d, shader, b, 4, pc, (uint64_t) ((rows + per - 1) / per)));
-            } else {   // tiles of 32 x 32 (IQ4_NL: 16 x 16)
-                const int64_t t = w.type == TERN_TYPE_IQ4_NL ? 16 : 32;
+            } else {   // tiles of 64 x 64 (IQ4_NL: 32 x 32), mul_mat.comp's T
+                const int64_t t = w.type == TERN_TYPE_IQ4_NL ? 32 : 64;
                 TERN_TRY(dispatch(d, shader, b, 4, pc, (uint64_t) ((rows + t - 1) / t), (uint32_t) ((rows_m + t - 1) / t)));
             }
         }

@@ -1,20 +1,25 @@
 #version 450
 // MUL_MAT, tiled path (prompts): dst [N, M] = W [K, N] x X [K, M] (+ bias [N]).
 //
-// A workgroup of 64 threads (an 8 x 8 grid) computes a tile of T weight rows
-// x T activation rows, each thread (T/8) x (T/8) outputs. K is walked 32
-// values at a time; at the start of each activation block (QKA values,
-// act.glsl) threads 0..T-1 compute the block's rounding parameters of one
-// activation row each.
-// Quantized weights (qdot.glsl): the 32 x T weight levels and activation
-// levels go to shared memory as integers, with each row's block scales, and
-// every output is the CPU's fma chain over its blocks in order (T = 32;
-// IQ4_NL keeps 8 lanes per output: T = 16).
-// Float weights: the T x 32 dequantized weights and rounded activations go to
-// shared memory as floats, each output a float sum (T = 32).
+// A workgroup of 256 threads (a 16 x 16 grid) computes a tile of T weight
+// rows x T activation rows (T = 64; IQ4_NL, which keeps 8 lane sums per
+// output, 32), thread (tx, ty) the TT x TT outputs (tx + 16 i, ty + 16 j):
+// strided, so the threads of a subgroup read distinct shared rows without
+// bank conflicts.
+// Quantized weights (qdot.glsl): K is walked 32 values at a time. At the start
+// of each activation block (QKA values, act.glsl) threads 0..T-1 compute the
+// block's rounding parameters of one activation row each; each chunk's T x 32
+// weight levels and activation levels go to shared memory as int8 packed four
+// to a uint (every weight and activation level of every type fits in int8), with
+// each weight row's block scales. A thread unpacks TT weight words and TT
+// activation words per 4 values and forms TT x TT exact integer sums, so each
+// shared load feeds TT products; every output is then the CPU's fma chain
+// over its blocks in order, as in mul_mat_vec.comp.
+// Float weights: the T x 16 dequantized weights and rounded activations go to
+// shared memory as floats, each output a float sum of fmas.
 // Weights bound a window of rows at a time as in mul_mat_vec.comp.
 #include "common.glsl"
-layout(local_size_x = 64) in;
+layout(local_size_x = 256) in;
 BIND_F32(0, d, writeonly)
 BIND_F32(1, s0, readonly)
 BIND_U16(1, s0, readonly)
@@ -30,11 +35,11 @@ layout(push_constant) uniform PC {
 #include "act.glsl"
 
 #if TYPE == TERN_IQ4_NL
-#define T 16
-#else
 #define T 32
+#else
+#define T 64
 #endif
-#define TT (T / 8)   // outputs per thread along each side
+#define TT (T / 16)   // outputs per thread along each side
 
 uint x_row(uint m) {
     const uint i1 = m % p.x_ne1, i23 = m / p.x_ne1;
@@ -43,20 +48,22 @@ uint x_row(uint m) {
 
 #if !ACT_F32 && !ACT_BF16
 #include "qdot.glsl"
-shared int sh_l[T][33];     // activation levels [m][k]
-shared int sh_w[T][33];     // weight levels [n][k]
+shared uint sh_l[T * 9];    // activation levels of the chunk [m][word] (8 words + 1 of padding)
+shared uint sh_w[T * 9];    // weight levels [n][word]
 shared vec4 sh_q[T];        // activation block parameters (id, d, s) per row
-shared vec4 sh_p[T];        // weight: (d, m or dmin) per row; K-quants: (sc, min) of the chunk's two groups in zw
+shared vec4 sh_p[T];        // weight: (d, m) per row; K-quants: (sc, min) of the chunk's two groups; at a super-block's end (d, dmin)
+#else
+#define KC 16
+shared float sh_a[T][KC + 1];
+shared float sh_f[T][KC + 1];
 #endif
-#if ACT_F32 || ACT_BF16
-shared float sh_a[T][T + 1];
-shared float sh_f[T][T + 1];
-#endif
+
+int lvl(uint word, uint b) { return bitfieldExtract(int(word), int(8u * b), 8); }
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
     const uint n0 = gl_WorkGroupID.x * T, m0 = gl_WorkGroupID.y * T;  // n0: row of the window
-    const uint tn = (tid % 8u) * TT, tm = (tid / 8u) * TT;            // this thread's outputs
+    const uint tx = tid % 16u, ty = tid / 16u;                        // outputs (tx + 16 i, ty + 16 j)
     precise float acc[TT * TT];
     [[unroll]] for (uint i = 0u; i < TT * TT; i++) acc[i] = 0.0;
 #if !ACT_F32 && !ACT_BF16
@@ -70,26 +77,35 @@ void main() {
 #endif
     for (uint k0 = 0u; k0 < p.K; k0 += 32u) {
         if (k0 % QKA == 0u) {
-            if (tid < T && m0 + tid < p.M) {
-                const uint at = x_row(m0 + tid) + k0 * 4u;
-                const vec2 q = act_params(at);
+            if (tid < T) {
+                vec4 q = vec4(0.0);
+                if (m0 + tid < p.M) {
+                    const uint at = x_row(m0 + tid) + k0 * 4u;
+                    q.xy = act_params(at);
 #if QDOT_AFFINE
-                sh_q[tid] = vec4(q, act_s(at, q), 0.0);
-#else
-                sh_q[tid] = vec4(q, 0.0, 0.0);
+                    q.z = act_s(at, q.xy);
 #endif
+                }
+                sh_q[tid] = q;
             }
             barrier();
         }
-        // this chunk's levels and scales
+        // this chunk's levels (a word of 4 per thread and step) and scales
         const uint blk_i = k0 / QKA, i0 = k0 % QKA;   // block, first value in it
-        for (uint i = tid; i < T * 32u; i += 64u) {
-            const uint r = i / 32u, k = i % 32u;
-            int l = 0, w = 0;
-            if (m0 + r < p.M) l = act_level(x_f[(x_row(m0 + r) >> 2) + k0 + k], sh_q[r].xy);
-            if (n0 + r < p.n_count) w = wlev(p.o_w + (n0 + r) * p.nb_w1 + blk_i * BLOCK_BYTES, i0 + k);
-            sh_l[r][k] = l;
-            sh_w[r][k] = w;
+        for (uint i = tid; i < T * 8u; i += 256u) {
+            const uint r = i / 8u, w = i % 8u;
+            uint l = 0u, wv = 0u;
+            if (m0 + r < p.M) {
+                const uint xa = (x_row(m0 + r) >> 2) + k0 + 4u * w;
+                const vec2 q = sh_q[r].xy;
+                [[unroll]] for (uint j = 0u; j < 4u; j++) l |= (uint(act_level(x_f[xa + j], q)) & 0xffu) << (8u * j);
+            }
+            if (n0 + r < p.n_count) {
+                const uint blk = p.o_w + (n0 + r) * p.nb_w1 + blk_i * BLOCK_BYTES;
+                [[unroll]] for (uint j = 0u; j < 4u; j++) wv |= (uint(wlev(blk, i0 + 4u * w + j)) & 0xffu) << (8u * j);
+            }
+            sh_l[r * 9u + w] = l;
+            sh_w[r * 9u + w] = wv;
         }
         if (tid < T && n0 + tid < p.n_count) {
             const uint blk = p.o_w + (n0 + tid) * p.nb_w1 + blk_i * BLOCK_BYTES;
@@ -105,40 +121,72 @@ void main() {
 #endif
         }
         barrier();
+#if QDOT_LEGACY
+        int sumi[TT * TT];
+        [[unroll]] for (uint o = 0u; o < TT * TT; o++) sumi[o] = 0;
+        [[unroll]] for (uint w = 0u; w < 8u; w++) {
+            uint wv[TT], av[TT];
+            [[unroll]] for (uint i = 0u; i < TT; i++) wv[i] = sh_w[(tx + 16u * i) * 9u + w];
+            [[unroll]] for (uint j = 0u; j < TT; j++) av[j] = sh_l[(ty + 16u * j) * 9u + w];
+            [[unroll]] for (uint j = 0u; j < TT; j++) {
+                [[unroll]] for (uint i = 0u; i < TT; i++) {
+                    const int s4 = lvl(wv[i], 0u) * lvl(av[j], 0u) + lvl(wv[i], 1u) * lvl(av[j], 1u) +
+                                   lvl(wv[i], 2u) * lvl(av[j], 2u) + lvl(wv[i], 3u) * lvl(av[j], 3u);
+#if TYPE == TERN_IQ4_NL
+                    sumi[j * TT + i] = s4;   // lane w: values 4w .. 4w + 3
+#else
+                    sumi[j * TT + i] += s4;
+#endif
+                }
+            }
+#if TYPE == TERN_IQ4_NL
+            [[unroll]] for (uint j = 0u; j < TT; j++) {
+                [[unroll]] for (uint i = 0u; i < TT; i++) {
+                    const uint o = j * TT + i;
+                    lanes[o * 8u + w] = fma(sh_p[tx + 16u * i].x * sh_q[ty + 16u * j].y, float(sumi[o]), lanes[o * 8u + w]);
+                }
+            }
+#endif
+        }
+#if TYPE != TERN_IQ4_NL
         [[unroll]] for (uint j = 0u; j < TT; j++) {
             [[unroll]] for (uint i = 0u; i < TT; i++) {
-                const uint n = tn + i, m = tm + j, o = j * TT + i;
-#if QDOT_LEGACY
-#if TYPE == TERN_IQ4_NL
-                const float dd = sh_p[n].x * sh_q[m].y;
-                [[unroll]] for (uint l = 0u; l < 8u; l++) {
-                    const int lane = sh_w[n][4u * l] * sh_l[m][4u * l] + sh_w[n][4u * l + 1u] * sh_l[m][4u * l + 1u] +
-                                     sh_w[n][4u * l + 2u] * sh_l[m][4u * l + 2u] + sh_w[n][4u * l + 3u] * sh_l[m][4u * l + 3u];
-                    lanes[o * 8u + l] = fma(dd, float(lane), lanes[o * 8u + l]);
-                }
-#else
-                int sumi = 0;
-                for (uint k = 0u; k < 32u; k++) sumi += sh_w[n][k] * sh_l[m][k];
-                acc[o] = fma(float(sumi), sh_p[n].x * sh_q[m].y, acc[o]);
+                const uint n = tx + 16u * i, m = ty + 16u * j, o = j * TT + i;
+                acc[o] = fma(float(sumi[o]), sh_p[n].x * sh_q[m].y, acc[o]);
 #if QDOT_AFFINE
                 acc[o] = fma(sh_p[n].y, sh_q[m].z, acc[o]);
 #endif
-#endif
-#else
-                int s0 = 0, s1 = 0, b0 = 0, b1 = 0;
-                for (uint k = 0u; k < 16u; k++) {
-                    s0 += sh_w[n][k] * sh_l[m][k];
-                    b0 += sh_l[m][k];
-                    s1 += sh_w[n][k + 16u] * sh_l[m][k + 16u];
-                    b1 += sh_l[m][k + 16u];
-                }
-                const vec4 g = sh_p[n];
-                isum[o] += floatBitsToInt(g.x) * s0 + floatBitsToInt(g.z) * s1;
-                mins[o] += floatBitsToInt(g.y) * b0 + floatBitsToInt(g.w) * b1;
-#endif
             }
         }
-#if !QDOT_LEGACY
+#endif
+#else  // K-quants: the chunk is two 16-value groups (words 0-3, 4-7)
+        [[unroll]] for (uint g = 0u; g < 2u; g++) {
+            int sub[TT * TT], bs[TT];
+            [[unroll]] for (uint o = 0u; o < TT * TT; o++) sub[o] = 0;
+            [[unroll]] for (uint j = 0u; j < TT; j++) bs[j] = 0;
+            [[unroll]] for (uint w = 4u * g; w < 4u * g + 4u; w++) {
+                uint wv[TT], av[TT];
+                [[unroll]] for (uint i = 0u; i < TT; i++) wv[i] = sh_w[(tx + 16u * i) * 9u + w];
+                [[unroll]] for (uint j = 0u; j < TT; j++) {
+                    av[j] = sh_l[(ty + 16u * j) * 9u + w];
+                    bs[j] += lvl(av[j], 0u) + lvl(av[j], 1u) + lvl(av[j], 2u) + lvl(av[j], 3u);
+                }
+                [[unroll]] for (uint j = 0u; j < TT; j++) {
+                    [[unroll]] for (uint i = 0u; i < TT; i++) {
+                        sub[j * TT + i] += lvl(wv[i], 0u) * lvl(av[j], 0u) + lvl(wv[i], 1u) * lvl(av[j], 1u) +
+                                           lvl(wv[i], 2u) * lvl(av[j], 2u) + lvl(wv[i], 3u) * lvl(av[j], 3u);
+                    }
+                }
+            }
+            [[unroll]] for (uint j = 0u; j < TT; j++) {
+                [[unroll]] for (uint i = 0u; i < TT; i++) {
+                    const vec4 sc = sh_p[tx + 16u * i];
+                    const uint o = j * TT + i;
+                    isum[o] += floatBitsToInt(g == 0u ? sc.x : sc.z) * sub[o];
+                    mins[o] += floatBitsToInt(g == 0u ? sc.y : sc.w) * bs[j];
+                }
+            }
+        }
         if ((k0 + 32u) % QKA == 0u) {   // the super-block is complete: its float steps
             barrier();
             if (tid < T && n0 + tid < p.n_count) {
@@ -149,7 +197,7 @@ void main() {
             [[unroll]] for (uint j = 0u; j < TT; j++) {
                 [[unroll]] for (uint i = 0u; i < TT; i++) {
                     const uint o = j * TT + i;
-                    acc[o] = kstep(acc[o], sh_q[tm + j].y, sh_p[tn + i].x, sh_p[tn + i].y, isum[o], mins[o]);
+                    acc[o] = kstep(acc[o], sh_q[ty + 16u * j].y, sh_p[tx + 16u * i].x, sh_p[tx + 16u * i].y, isum[o], mins[o]);
                     isum[o] = 0;
                     mins[o] = 0;
                 }
@@ -166,9 +214,9 @@ void main() {
     }
 #endif
 #else  // float weights
-    for (uint k0 = 0u; k0 < p.K; k0 += T) {
-        for (uint i = tid; i < T * T; i += 64u) {
-            const uint r = i / T, k = i % T;
+    for (uint k0 = 0u; k0 < p.K; k0 += KC) {
+        for (uint i = tid; i < T * KC; i += 256u) {
+            const uint r = i / KC, k = i % KC;
             float a = 0.0, w = 0.0;
             if (m0 + r < p.M && k0 + k < p.K) a = act_value(x_f[(x_row(m0 + r) >> 2) + k0 + k], vec2(0.0));
             if (n0 + r < p.n_count && k0 + k < p.K) w = dequant(p.o_w + (n0 + r) * p.nb_w1, k0 + k);
@@ -176,10 +224,12 @@ void main() {
             sh_f[r][k] = w;
         }
         barrier();
-        for (uint k = 0u; k < T; k++) {   // (unrolling k as well made the SPIR-V 5x larger)
+        for (uint k = 0u; k < KC; k++) {
+            float a[TT], w[TT];
+            [[unroll]] for (uint j = 0u; j < TT; j++) a[j] = sh_a[ty + 16u * j][k];
+            [[unroll]] for (uint i = 0u; i < TT; i++) w[i] = sh_f[tx + 16u * i][k];
             [[unroll]] for (uint j = 0u; j < TT; j++) {
-                const float a = sh_a[tm + j][k];
-                [[unroll]] for (uint i = 0u; i < TT; i++) acc[j * TT + i] += sh_f[tn + i][k] * a;
+                [[unroll]] for (uint i = 0u; i < TT; i++) acc[j * TT + i] = fma(w[i], a[j], acc[j * TT + i]);
             }
         }
         barrier();
@@ -187,7 +237,7 @@ void main() {
 #endif
     [[unroll]] for (uint j = 0u; j < TT; j++) {
         [[unroll]] for (uint i = 0u; i < TT; i++) {
-            const uint n = n0 + tn + i, m = m0 + tm + j;
+            const uint n = n0 + tx + 16u * i, m = m0 + ty + 16u * j;
             if (n >= p.n_count || m >= p.M) continue;
             float v = acc[j * TT + i];
             if (p.has_bias != 0u) v += b_f[(p.o_b >> 2) + p.n_base + n];

@@ -2,13 +2,28 @@
 // MUL_MAT, matrix-vector path (decode: M <= MAX_M activation rows):
 // dst [N, M] = W [K, N] x X [K, M] (+ bias [N]).
 //
-// Quantized weights (qdot.glsl: the CPU's integer blocks and float steps, in
-// its order): a workgroup of 64 threads takes 64 weight rows, one per thread,
-// each walking its row's blocks in order for every activation row. Phase 1
-// puts the activation blocks' rounding parameters (act.glsl) in shared memory
-// (K up to 256 blocks of parameters: K <= 8192 for 32-value blocks).
-// Float weights (F32, F16, BF16): NR = 4 rows per workgroup, threads over
-// 32-value chunks of K, a tree reduction per output.
+// Quantized weights: a workgroup of 64 threads computes R = 8 weight rows,
+// walking K in chunks of CB blocks (32 of 32 values; IQ4_NL 16; K-quants 4
+// super-blocks of 256), each chunk in three phases between barriers:
+//  1. quantize: the chunk of each activation row becomes int8 levels packed
+//     four to a uint in shared memory, with each block's (id, d, s): once per
+//     workgroup and chunk, not once per weight row (act.glsl's rounding);
+//  2. items: a thread per (weight row, block) (K-quants: per quarter of a
+//     super-block), adjacent threads on adjacent blocks of one row, so a
+//     subgroup reads a row's bytes contiguously (16-bit loads: every block
+//     field sits at an even offset). Each item forms the block's exact integer
+//     sums against every activation row and stores them with the float
+//     factors of its step in shared memory;
+//  3. chain: a thread per output (R x MAX_M) takes the chunk's steps in block
+//     order: acc = fma(sumi, d_w * d_a, acc) (qdot.glsl), the CPU's float
+//     chain, so the outputs are the CPU's bit for bit (a differing float order
+//     moves activation levels of the next layer: qdot.glsl). The chain is a
+//     few fmas a block against phase 2's unpacking and multiplies; the weight
+//     reads, the cost that matters, are coalesced.
+// Shared memory: at most ~11 KiB (IQ4_NL), under the portable 16 KiB.
+// Float weights (F32, F16, BF16): NR = 4 rows per workgroup, thread t
+// summing elements t, t + 64, ... of each row (coalesced), then a tree
+// reduction per output.
 // Weights bound a window of rows at a time (n_base: the window's first row)
 // when W is larger than one binding.
 #include "common.glsl"
@@ -28,7 +43,6 @@ layout(push_constant) uniform PC {
 #include "act.glsl"
 
 #define MAX_M 2
-#define MAX_BLOCKS 256
 
 uint x_row(uint m) {
     const uint i1 = m % p.x_ne1, i23 = m / p.x_ne1;
@@ -42,73 +56,301 @@ void store(uint n, uint m, float v) {
 
 #if !ACT_F32 && !ACT_BF16
 #include "qdot.glsl"
-shared vec4 sh_q[MAX_M * MAX_BLOCKS];   // (id, d, s) per activation block
 
-void main() {
-    const uint tid = gl_LocalInvocationID.x;
-    const uint n_blocks = p.K / QKA;
-    for (uint m = 0u; m < p.M; m++) {
-        const uint xr = x_row(m);
-        for (uint bk = tid; bk < n_blocks; bk += 64u) {
-            const uint at = xr + bk * QKA * 4u;
-            const vec2 q = act_params(at);
-#if QDOT_AFFINE
-            sh_q[m * MAX_BLOCKS + bk] = vec4(q, act_s(at, q), 0.0);
+// R weight rows per workgroup; K in chunks of CB blocks (CB * QKA values).
+#define R 8
+#if TYPE == TERN_IQ4_NL
+#define CB 16
+#define P 1
+#define RES 9      // 8 lane sums, d_w * d_a
+#elif QDOT_LEGACY && QDOT_AFFINE
+#define CB 32
+#define P 1
+#define RES 4      // sumi, d_w * d_a, m_w, s_a
+#elif QDOT_LEGACY
+#define CB 32
+#define P 1
+#define RES 2      // sumi, d_w * d_a
 #else
-            sh_q[m * MAX_BLOCKS + bk] = vec4(q, 0.0, 0.0);
+#define CB 4
+#define P 4        // a super-block's 16 groups in 4 parts of 4 groups (64 values)
+#define RES 11     // (isum, mins) of each part, d_a, d_w, dmin_w
 #endif
+#define WORDS (CB * QKA / 4)   // packed levels of one activation row's chunk
+
+shared uint sh_lev[MAX_M * WORDS];           // activation levels, 4 int8 a word, value i in byte i % 4
+shared vec4 sh_q[MAX_M * CB];                // (id, d, s) per activation block of the chunk
+#if QKA == 256
+shared vec4 sh_seg[MAX_M * CB * 8];          // (amax, value of it, finite) per 32 values
+#endif
+shared uint sh_res[R * MAX_M * CB * RES];    // per (row, activation row, block): the chain's inputs
+#if TYPE == TERN_IQ4_NL
+shared int sh_kv[16];
+#endif
+
+int lev(uint m, uint c, uint i) {   // activation level i of block c of the chunk, row m
+    return bitfieldExtract(int(sh_lev[m * WORDS + c * (QKA / 4) + (i >> 2)]), int(8u * (i & 3u)), 8);
+}
+
+// Phase 1: the chunk's activation blocks c0 .. c0 + nc - 1 as levels and
+// parameters, exactly as act.glsl's act_params / act_s / act_level give them.
+void quantize(uint tid, uint c0, uint nc) {
+#if QKA == 32
+    for (uint idx = tid; idx < p.M * nc; idx += 64u) {   // a thread per block
+        const uint m = idx / nc, c = idx % nc;
+        const uint at = x_row(m) + (c0 + c) * 128u;
+        const vec2 q = act_params(at);
+#if QDOT_AFFINE
+        sh_q[m * CB + c] = vec4(q, act_s(at, q), 0.0);
+#else
+        sh_q[m * CB + c] = vec4(q, 0.0, 0.0);
+#endif
+        [[unroll]] for (uint w = 0u; w < 8u; w++) {
+            uint packed = 0u;
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                packed |= (uint(act_level(x_f[(at >> 2) + 4u * w + j], q)) & 0xffu) << (8u * j);
+            }
+            sh_lev[m * WORDS + c * 8u + w] = packed;
         }
     }
     barrier();
-    const uint r = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * 64u + tid;   // window row
-    if (r >= p.n_count) return;
-    const uint row = p.o_w + r * p.nb_w1;
-    [[unroll]] for (uint m = 0u; m < MAX_M; m++) {
-        if (m >= p.M) break;
-        const uint xr = x_row(m) >> 2;
-#if TYPE == TERN_IQ4_NL
-        float lanes[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+#else
+    // amax and its first value over 32-value segments, combined in order per
+    // super-block (strict > keeps the first maximum, as act_params' scan)
+    for (uint idx = tid; idx < p.M * nc * 8u; idx += 64u) {
+        const uint m = idx / (nc * 8u), sg = idx % (nc * 8u);
+        const uint at = (x_row(m) >> 2) + c0 * 256u + sg * 32u;
+        float amax = 0.0, mx = 0.0;
+        bool ok = true;
+        for (uint k = 0u; k < 32u; k++) {
+            const float v = x_f[at + k];
+            ok = ok && finite(v);
+            if (abs(v) > amax) {
+                amax = abs(v);
+                mx = v;
+            }
+        }
+        sh_seg[m * CB * 8u + sg] = vec4(amax, mx, ok ? 1.0 : 0.0, 0.0);
+    }
+    barrier();
+    for (uint idx = tid; idx < p.M * nc; idx += 64u) {
+        const uint m = idx / nc, c = idx % nc;
+        float amax = 0.0, mx = 0.0;
+        bool ok = true;
+        for (uint s = 0u; s < 8u; s++) {
+            const vec4 g = sh_seg[m * CB * 8u + c * 8u + s];
+            ok = ok && g.z != 0.0;
+            if (g.x > amax) {
+                amax = g.x;
+                mx = g.y;
+            }
+        }
+        vec2 q = vec2(0.0);
+        if (!ok) q = vec2(0.0, uintBitsToFloat(0x7fc00000u));
+        else if (amax != 0.0) {
+            const float iscale = -127.0 / mx;
+            q = vec2(iscale, 1.0 / iscale);
+        }
+        sh_q[m * CB + c] = vec4(q, 0.0, 0.0);
+    }
+    barrier();
+    for (uint idx = tid; idx < p.M * nc * 64u; idx += 64u) {   // a thread per word of 4 levels
+        const uint m = idx / (nc * 64u), w = idx % (nc * 64u);
+        const vec2 q = sh_q[m * CB + w / 64u].xy;
+        const uint at = (x_row(m) >> 2) + c0 * 256u + 4u * w;
+        uint packed = 0u;
+        [[unroll]] for (uint j = 0u; j < 4u; j++) packed |= (uint(act_level(x_f[at + j], q)) & 0xffu) << (8u * j);
+        sh_lev[m * WORDS + w] = packed;
+    }
+    barrier();
 #endif
-        precise float acc = 0.0;
-        for (uint bk = 0u; bk < n_blocks; bk++) {
-            const vec4 q = sh_q[m * MAX_BLOCKS + bk];
-            const uint blk = row + bk * BLOCK_BYTES, e0 = bk * QKA;
+}
+
+// Phase 2, one item: weight row r's block c (part pt of it) against every
+// activation row: integer sums exact, the float factors as qdot.glsl takes them.
+void dot_item(uint r, uint c, uint pt, uint blk) {
+    const uint res = (r * MAX_M * CB + c) * RES;   // + m * CB * RES
 #if QDOT_LEGACY
-#if TYPE == TERN_IQ4_NL
-            const float dd = wd(blk) * q.y;
-            [[unroll]] for (uint l = 0u; l < 8u; l++) {
-                int lane = 0;
-                for (uint i = 4u * l; i < 4u * l + 4u; i++) lane += wlev(blk, i) * act_level(x_f[xr + e0 + i], q.xy);
-                lanes[l] = fma(dd, float(lane), lanes[l]);
-            }
+    // the block's 32 weight levels, read as 16-bit halves (blk is even: every
+    // block size and field offset is)
+    const uint hb = blk >> 1;
+    int wl[32];
+#if TYPE == TERN_Q8_0
+    [[unroll]] for (uint k = 0u; k < 16u; k++) {
+        const int h = int(uint(s0_h[hb + 1u + k]));
+        wl[2u * k] = bitfieldExtract(h, 0, 8);
+        wl[2u * k + 1u] = bitfieldExtract(h, 8, 8);
+    }
 #else
-            int sumi = 0;
-            for (uint i = 0u; i < 32u; i++) sumi += wlev(blk, i) * act_level(x_f[xr + e0 + i], q.xy);
-            acc = fma(float(sumi), wd(blk) * q.y, acc);
-#if QDOT_AFFINE
-            acc = fma(wm(blk), q.z, acc);
-#endif
-#endif
+#if TYPE == TERN_Q5_0 || TYPE == TERN_Q5_1
+    const uint qh0 = TYPE == TERN_Q5_0 ? 1u : 2u;
+    const uint qh = uint(s0_h[hb + qh0]) | (uint(s0_h[hb + qh0 + 1u]) << 16);
+    const uint qs0 = qh0 + 2u;
 #else
-            int isum = 0, mins = 0;
-            for (uint j = 0u; j < 16u; j++) {
-                int sub = 0, bsum = 0;
-                for (uint i = 16u * j; i < 16u * j + 16u; i++) {
-                    const int l = act_level(x_f[xr + e0 + i], q.xy);
-                    sub += wlev(blk, i) * l;
-                    bsum += l;
-                }
-                const ivec2 sm = wscmin(blk, j);
-                isum += sm.x * sub;
-                mins += sm.y * bsum;
-            }
-            acc = kstep(acc, q.y, wd(blk), wdmin(blk), isum, mins);
+    const uint qs0 = TYPE == TERN_Q4_1 ? 2u : 1u;
+#endif
+    [[unroll]] for (uint k = 0u; k < 8u; k++) {   // bytes 2k, 2k + 1 of qs: values 2k, 2k + 1 (low nibbles), 2k + 16, 2k + 17
+        const uint h = uint(s0_h[hb + qs0 + k]);
+        uint v[4] = uint[4](h & 15u, (h >> 8) & 15u, (h >> 4) & 15u, (h >> 12) & 15u);
+        const uint at[4] = uint[4](2u * k, 2u * k + 1u, 2u * k + 16u, 2u * k + 17u);
+        [[unroll]] for (uint j = 0u; j < 4u; j++) {
+#if TYPE == TERN_Q4_0
+            wl[at[j]] = int(v[j]) - 8;
+#elif TYPE == TERN_Q4_1
+            wl[at[j]] = int(v[j]);
+#elif TYPE == TERN_IQ4_NL
+            wl[at[j]] = sh_kv[v[j]];
+#elif TYPE == TERN_Q5_0
+            wl[at[j]] = int(v[j] | (((qh >> at[j]) & 1u) << 4)) - 16;
+#else
+            wl[at[j]] = int(v[j] | (((qh >> at[j]) & 1u) << 4));
 #endif
         }
+    }
+#endif
+    const float dw = wh(blk);
+    [[unroll]] for (uint m = 0u; m < MAX_M; m++) {
+        if (m >= p.M) break;
+        const vec4 q = sh_q[m * CB + c];
+        const uint o = res + m * CB * RES;
+#if TYPE == TERN_IQ4_NL
+        [[unroll]] for (uint l = 0u; l < 8u; l++) {
+            int lane = 0;
+            [[unroll]] for (uint i = 4u * l; i < 4u * l + 4u; i++) lane += wl[i] * lev(m, c, i);
+            sh_res[o + l] = floatBitsToUint(float(lane));
+        }
+        sh_res[o + 8u] = floatBitsToUint(dw * q.y);
+#else
+        int sumi = 0;
+        [[unroll]] for (uint i = 0u; i < 32u; i++) sumi += wl[i] * lev(m, c, i);
+        sh_res[o] = floatBitsToUint(float(sumi));
+        sh_res[o + 1u] = floatBitsToUint(dw * q.y);
+#if QDOT_AFFINE
+        sh_res[o + 2u] = floatBitsToUint(wm(blk));
+        sh_res[o + 3u] = floatBitsToUint(q.z);
+#endif
+#endif
+    }
+#else  // K-quants: groups 4 pt .. 4 pt + 3 of the super-block (values 64 pt .. 64 pt + 63)
+#if TYPE == TERN_Q4_K || TYPE == TERN_Q5_K || TYPE == TERN_Q6_K
+    // the part's 64 weight levels from 16-bit halves: value 64 pt + 32 u + l of
+    // Q4_K / Q5_K is nibble u of qs[32 pt + l] (Q5_K: bit 2 pt + u of qh[l] on top);
+    // of Q6_K (h = pt / 2, s = 2 (pt % 2) + u) nibble pt % 2 of ql[64 h + 32 u + l]
+    // with bits 2 s of qh[32 h + l] on top (dequant.glsl's layouts)
+    const uint hb = blk >> 1;
+    int wl[64];
+    [[unroll]] for (uint k = 0u; k < 16u; k++) {   // l = 2k, 2k + 1
+#if TYPE == TERN_Q6_K
+        const uint qh = uint(s0_h[hb + 64u + 16u * (pt >> 1) + k]);
+        [[unroll]] for (uint u = 0u; u < 2u; u++) {
+            const uint ql = uint(s0_h[hb + 32u * (pt >> 1) + 16u * u + k]) >> (4u * (pt & 1u));
+            const uint sh = 2u * (2u * (pt & 1u) + u);
+            wl[32u * u + 2u * k] = int((ql & 15u) | (((qh >> sh) & 3u) << 4)) - 32;
+            wl[32u * u + 2u * k + 1u] = int(((ql >> 8) & 15u) | (((qh >> (sh + 8u)) & 3u) << 4)) - 32;
+        }
+#else
+        const uint h = uint(s0_h[hb + (TYPE == TERN_Q4_K ? 8u : 24u) + 16u * pt + k]);
+        wl[2u * k] = int(h & 15u);
+        wl[2u * k + 1u] = int((h >> 8) & 15u);
+        wl[32u + 2u * k] = int((h >> 4) & 15u);
+        wl[33u + 2u * k] = int((h >> 12) & 15u);
+#if TYPE == TERN_Q5_K
+        const uint qh = uint(s0_h[hb + 8u + k]) >> (2u * pt);
+        wl[2u * k] |= int((qh & 1u) << 4);
+        wl[2u * k + 1u] |= int(((qh >> 8) & 1u) << 4);
+        wl[32u + 2u * k] |= int(((qh >> 1) & 1u) << 4);
+        wl[33u + 2u * k] |= int(((qh >> 9) & 1u) << 4);
+#endif
+#endif
+    }
+#endif
+    [[unroll]] for (uint m = 0u; m < MAX_M; m++) {
+        if (m >= p.M) break;
+        const uint o = res + m * CB * RES;
+        int isum = 0, mins = 0;
+        [[unroll]] for (uint g = 0u; g < 4u; g++) {
+            const uint j = 4u * pt + g;
+            int sub = 0, bsum = 0;
+            [[unroll]] for (uint i = 0u; i < 16u; i++) {
+                const int l = lev(m, c, 16u * j + i);
+#if TYPE == TERN_Q4_K || TYPE == TERN_Q5_K || TYPE == TERN_Q6_K
+                sub += wl[16u * g + i] * l;
+#else
+                sub += wlev(blk, 16u * j + i) * l;
+#endif
+                bsum += l;
+            }
+            const ivec2 sm = wscmin(blk, j);
+            isum += sm.x * sub;
+            mins += sm.y * bsum;
+        }
+        sh_res[o + 2u * pt] = uint(isum);
+        sh_res[o + 2u * pt + 1u] = uint(mins);
+        if (pt == 0u) {
+            sh_res[o + 8u] = floatBitsToUint(sh_q[m * CB + c].y);
+            sh_res[o + 9u] = floatBitsToUint(wd(blk));
+            sh_res[o + 10u] = floatBitsToUint(wdmin(blk));
+        }
+    }
+#endif
+}
+
+void main() {
+    const uint tid = gl_LocalInvocationID.x;
+    const uint r0 = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * R;   // window row
+    if (r0 >= p.n_count) return;   // past the last row (groups spread over x and y): the whole workgroup
+    const uint nr = min(R, p.n_count - r0);
+    const uint n_blocks = p.K / QKA;
+#if TYPE == TERN_IQ4_NL
+    if (tid < 16u) {
+        const int kvalues[16] = int[16](-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+        sh_kv[tid] = kvalues[tid];
+    }
+    float lanes[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+#endif
+    // Phase 3's chain: thread t < R * MAX_M owns output (row t / MAX_M, activation row t % MAX_M)
+    const uint cr = tid / MAX_M, cm = tid % MAX_M;
+    const bool chain = tid < R * MAX_M && cr < nr && cm < p.M;
+    precise float acc = 0.0;
+    for (uint c0 = 0u; c0 < n_blocks; c0 += CB) {
+        const uint nc = min(CB, n_blocks - c0);
+        quantize(tid, c0, nc);
+        // items (row, block, part), adjacent threads on adjacent blocks of a row: coalesced reads
+        for (uint it = tid; it < nr * nc * P; it += 64u) {
+            const uint r = it / (nc * P), c = (it / P) % nc, pt = it % P;
+            dot_item(r, c, pt, p.o_w + (r0 + r) * p.nb_w1 + (c0 + c) * BLOCK_BYTES);
+        }
+        barrier();
+        if (chain) {   // the CPU's float steps, block after block in order
+            for (uint c = 0u; c < nc; c++) {
+                const uint o = ((cr * MAX_M + cm) * CB + c) * RES;
+#if TYPE == TERN_IQ4_NL
+                const float dd = uintBitsToFloat(sh_res[o + 8u]);
+                [[unroll]] for (uint l = 0u; l < 8u; l++) lanes[l] = fma(dd, uintBitsToFloat(sh_res[o + l]), lanes[l]);
+#elif QDOT_LEGACY
+                acc = fma(uintBitsToFloat(sh_res[o]), uintBitsToFloat(sh_res[o + 1u]), acc);
+#if QDOT_AFFINE
+                acc = fma(uintBitsToFloat(sh_res[o + 2u]), uintBitsToFloat(sh_res[o + 3u]), acc);
+#endif
+#else
+                int isum = 0, mins = 0;
+                [[unroll]] for (uint pt = 0u; pt < 4u; pt++) {
+                    isum += int(sh_res[o + 2u * pt]);
+                    mins += int(sh_res[o + 2u * pt + 1u]);
+                }
+                acc = kstep(acc, uintBitsToFloat(sh_res[o + 8u]), uintBitsToFloat(sh_res[o + 9u]),
+                            uintBitsToFloat(sh_res[o + 10u]), isum, mins);
+#endif
+            }
+        }
+        // the next chunk's phase 1 writes only sh_lev / sh_q (read before the barrier above),
+        // its items sh_res only after phase 1's barrier, when every chain here is done
+    }
+    if (chain) {
 #if TYPE == TERN_IQ4_NL
         acc = ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6])) + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]));
 #endif
-        store(p.n_base + r, m, acc);
+        store(p.n_base + r0 + cr, cm, acc);
     }
 }
 
@@ -122,19 +364,14 @@ void main() {
     const uint r0 = (gl_WorkGroupID.x + gl_WorkGroupID.y * gl_NumWorkGroups.x) * NR;  // window row
     float acc[NR * MAX_M];
     [[unroll]] for (uint i = 0u; i < NR * MAX_M; i++) acc[i] = 0.0;
-    const uint n_chunks = (p.K + 31u) / 32u;
-    for (uint c = tid; c < n_chunks; c += 64u) {
-        const uint e0 = c * 32u, e1 = min(e0 + 32u, p.K);
-        // m and r unrolled: the accumulators stay registers (a loop to p.M would index them)
+    // m and r unrolled: the accumulators stay registers (a loop to p.M would index them)
+    for (uint e = tid; e < p.K; e += 64u) {
         [[unroll]] for (uint m = 0u; m < MAX_M; m++) {
             if (m >= p.M) break;
-            const uint xr = x_row(m) >> 2;
+            const float xv = act_value(x_f[(x_row(m) >> 2) + e], vec2(0.0));
             [[unroll]] for (uint r = 0u; r < NR; r++) {
                 if (r0 + r >= p.n_count) break;
-                const uint row = p.o_w + (r0 + r) * p.nb_w1;
-                float s = 0.0;
-                for (uint e = e0; e < e1; e++) s += dequant(row, e) * act_value(x_f[xr + e], vec2(0.0));
-                acc[r * MAX_M + m] += s;
+                acc[r * MAX_M + m] = fma(dequant(p.o_w + (r0 + r) * p.nb_w1, e), xv, acc[r * MAX_M + m]);
             }
         }
     }
