@@ -6,14 +6,15 @@
 // output, 32), thread (tx, ty) the TT x TT outputs (tx + 16 i, ty + 16 j):
 // strided, so the threads of a subgroup read distinct shared rows without
 // bank conflicts.
-// Quantized weights (qdot.glsl): K is walked 32 values at a time. At the start
-// of each activation block (QKA values, act.glsl) threads 0..T-1 compute the
-// block's rounding parameters of one activation row each; each chunk's T x 32
-// weight levels and activation levels go to shared memory as int8 packed four
-// to a uint (every weight and activation level of every type fits in int8), with
-// each weight row's block scales. A thread unpacks TT weight words and TT
-// activation words per 4 values and forms TT x TT exact integer sums, so each
-// shared load feeds TT products; every output is then the CPU's fma chain
+// Quantized weights (qdot.glsl): K is walked KC = 16 values at a time (half
+// a 32-value block, one 16-value K-quant group). At the start of each
+// activation block (QKA values, act.glsl) threads 0..T-1 compute the block's
+// rounding parameters of one activation row each; each chunk's T x 16 weight
+// levels and activation levels go to shared memory as floats (vec4: a thread
+// reads TT weight and TT activation vec4s and does TT x TT x 4 fmas), with each
+// weight row's scales. The level products are integers and every partial sum
+// of a block's or group's products stays below 2^24, so the fp32 sums are the
+// exact integer sums in any order; every output is then the CPU's fma chain
 // over its blocks in order, as in mul_mat_vec.comp.
 // Float weights: the T x 16 dequantized weights and rounded activations go to
 // shared memory as floats, each output a float sum of fmas.
@@ -48,17 +49,19 @@ uint x_row(uint m) {
 
 #if !ACT_F32 && !ACT_BF16
 #include "qdot.glsl"
-shared uint sh_l[T * 9];    // activation levels of the chunk [m][word] (8 words + 1 of padding)
-shared uint sh_w[T * 9];    // weight levels [n][word]
+#define KC 16               // values per chunk: half a 32-value block, one K-quant group
+shared vec4 sh_l[T * 5];    // activation levels of the chunk as floats [m][4 values] (4 + 1 of padding)
+shared vec4 sh_w[T * 5];    // weight levels [n][4 values]
 shared vec4 sh_q[T];        // activation block parameters (id, d, s) per row
-shared vec4 sh_p[T];        // weight: (d, m) per row; K-quants: (sc, min) of the chunk's two groups; at a super-block's end (d, dmin)
+shared vec4 sh_p[T];        // weight: (d, m) per row; K-quants: (sc, min) of the chunk's group; at a super-block's end (d, dmin)
+#if !QDOT_LEGACY
+shared float sh_b[T];       // K-quants: the sum of the chunk's activation levels per row
+#endif
 #else
 #define KC 16
 shared float sh_a[T][KC + 1];
 shared float sh_f[T][KC + 1];
 #endif
-
-int lvl(uint word, uint b) { return bitfieldExtract(int(word), int(8u * b), 8); }
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
@@ -67,6 +70,10 @@ void main() {
     precise float acc[TT * TT];
     [[unroll]] for (uint i = 0u; i < TT * TT; i++) acc[i] = 0.0;
 #if !ACT_F32 && !ACT_BF16
+    // integer sums held in fp32: every partial sum of a block's (or group's)
+    // level products is an integer below 2^24 (32 x 127 x 127), so exact in any order
+    float sumf[TT * TT];
+    [[unroll]] for (uint i = 0u; i < TT * TT; i++) sumf[i] = 0.0;
 #if TYPE == TERN_IQ4_NL
     float lanes[TT * TT * 8];
     [[unroll]] for (uint i = 0u; i < TT * TT * 8u; i++) lanes[i] = 0.0;
@@ -75,7 +82,7 @@ void main() {
     int isum[TT * TT], mins[TT * TT];
     [[unroll]] for (uint i = 0u; i < TT * TT; i++) { isum[i] = 0; mins[i] = 0; }
 #endif
-    for (uint k0 = 0u; k0 < p.K; k0 += 32u) {
+    for (uint k0 = 0u; k0 < p.K; k0 += KC) {
         if (k0 % QKA == 0u) {
             if (tid < T) {
                 vec4 q = vec4(0.0);
@@ -90,22 +97,31 @@ void main() {
             }
             barrier();
         }
-        // this chunk's levels (a word of 4 per thread and step) and scales
+        // this chunk's levels (4 weight and 4 activation values per thread) and scales
         const uint blk_i = k0 / QKA, i0 = k0 % QKA;   // block, first value in it
-        for (uint i = tid; i < T * 8u; i += 256u) {
-            const uint r = i / 8u, w = i % 8u;
-            uint l = 0u, wv = 0u;
-            if (m0 + r < p.M) {
-                const uint xa = (x_row(m0 + r) >> 2) + k0 + 4u * w;
-                const vec2 q = sh_q[r].xy;
-                [[unroll]] for (uint j = 0u; j < 4u; j++) l |= (uint(act_level(x_f[xa + j], q)) & 0xffu) << (8u * j);
+        {
+            const uint r = tid / 4u, w = tid % 4u;      // T * KC / 4 = 256 words: one a thread (T = 64)
+            if (r < T) {
+                vec4 l = vec4(0.0), wv = vec4(0.0);
+                if (m0 + r < p.M) {
+                    const uint xa = (x_row(m0 + r) >> 2) + k0 + 4u * w;
+                    const vec2 q = sh_q[r].xy;
+                    [[unroll]] for (uint j = 0u; j < 4u; j++) l[j] = float(act_level(x_f[xa + j], q));
+#if !QDOT_LEGACY
+                    if (w == 0u) {   // the group's level sum (bsum)
+                        int bs = 0;
+                        for (uint j = 0u; j < KC; j++) bs += act_level(x_f[xa + j], q);
+                        sh_b[r] = float(bs);
+                    }
+#endif
+                }
+                if (n0 + r < p.n_count) {
+                    const uint blk = p.o_w + (n0 + r) * p.nb_w1 + blk_i * BLOCK_BYTES;
+                    [[unroll]] for (uint j = 0u; j < 4u; j++) wv[j] = float(wlev(blk, i0 + 4u * w + j));
+                }
+                sh_l[r * 5u + w] = l;
+                sh_w[r * 5u + w] = wv;
             }
-            if (n0 + r < p.n_count) {
-                const uint blk = p.o_w + (n0 + r) * p.nb_w1 + blk_i * BLOCK_BYTES;
-                [[unroll]] for (uint j = 0u; j < 4u; j++) wv |= (uint(wlev(blk, i0 + 4u * w + j)) & 0xffu) << (8u * j);
-            }
-            sh_l[r * 9u + w] = l;
-            sh_w[r * 9u + w] = wv;
         }
         if (tid < T && n0 + tid < p.n_count) {
             const uint blk = p.o_w + (n0 + tid) * p.nb_w1 + blk_i * BLOCK_BYTES;
@@ -116,78 +132,54 @@ void main() {
             sh_p[tid] = vec4(wd(blk), 0.0, 0.0, 0.0);
 #endif
 #else
-            const ivec2 g0 = wscmin(blk, i0 / 16u), g1 = wscmin(blk, i0 / 16u + 1u);
-            sh_p[tid] = vec4(intBitsToFloat(g0.x), intBitsToFloat(g0.y), intBitsToFloat(g1.x), intBitsToFloat(g1.y));
+            const ivec2 g = wscmin(blk, i0 / 16u);
+            sh_p[tid] = vec4(intBitsToFloat(g.x), intBitsToFloat(g.y), 0.0, 0.0);
 #endif
         }
         barrier();
-#if QDOT_LEGACY
-        int sumi[TT * TT];
-        [[unroll]] for (uint o = 0u; o < TT * TT; o++) sumi[o] = 0;
-        [[unroll]] for (uint w = 0u; w < 8u; w++) {
-            uint wv[TT], av[TT];
-            [[unroll]] for (uint i = 0u; i < TT; i++) wv[i] = sh_w[(tx + 16u * i) * 9u + w];
-            [[unroll]] for (uint j = 0u; j < TT; j++) av[j] = sh_l[(ty + 16u * j) * 9u + w];
+        [[unroll]] for (uint w = 0u; w < KC / 4u; w++) {
+            vec4 wv[TT], av[TT];
+            [[unroll]] for (uint i = 0u; i < TT; i++) wv[i] = sh_w[(tx + 16u * i) * 5u + w];
+            [[unroll]] for (uint j = 0u; j < TT; j++) av[j] = sh_l[(ty + 16u * j) * 5u + w];
             [[unroll]] for (uint j = 0u; j < TT; j++) {
                 [[unroll]] for (uint i = 0u; i < TT; i++) {
-                    const int s4 = lvl(wv[i], 0u) * lvl(av[j], 0u) + lvl(wv[i], 1u) * lvl(av[j], 1u) +
-                                   lvl(wv[i], 2u) * lvl(av[j], 2u) + lvl(wv[i], 3u) * lvl(av[j], 3u);
 #if TYPE == TERN_IQ4_NL
-                    sumi[j * TT + i] = s4;   // lane w: values 4w .. 4w + 3
+                    // lane i0 / 4 + w: values 4 lane .. 4 lane + 3 of the block (two
+                    // branches keep the lane index constant: lanes stay registers)
+                    const uint o = j * TT + i;
+                    const float dd = sh_p[tx + 16u * i].x * sh_q[ty + 16u * j].y, s4 = dot(wv[i], av[j]);
+                    if (i0 == 0u) lanes[o * 8u + w] = fma(dd, s4, lanes[o * 8u + w]);
+                    else lanes[o * 8u + 4u + w] = fma(dd, s4, lanes[o * 8u + 4u + w]);
 #else
-                    sumi[j * TT + i] += s4;
+                    sumf[j * TT + i] += dot(wv[i], av[j]);
 #endif
                 }
             }
-#if TYPE == TERN_IQ4_NL
+        }
+#if QDOT_LEGACY && TYPE != TERN_IQ4_NL
+        if (i0 + KC == 32u) {   // the block is complete: its float step
             [[unroll]] for (uint j = 0u; j < TT; j++) {
                 [[unroll]] for (uint i = 0u; i < TT; i++) {
-                    const uint o = j * TT + i;
-                    lanes[o * 8u + w] = fma(sh_p[tx + 16u * i].x * sh_q[ty + 16u * j].y, float(sumi[o]), lanes[o * 8u + w]);
-                }
-            }
-#endif
-        }
-#if TYPE != TERN_IQ4_NL
-        [[unroll]] for (uint j = 0u; j < TT; j++) {
-            [[unroll]] for (uint i = 0u; i < TT; i++) {
-                const uint n = tx + 16u * i, m = ty + 16u * j, o = j * TT + i;
-                acc[o] = fma(float(sumi[o]), sh_p[n].x * sh_q[m].y, acc[o]);
+                    const uint n = tx + 16u * i, m = ty + 16u * j, o = j * TT + i;
+                    acc[o] = fma(sumf[o], sh_p[n].x * sh_q[m].y, acc[o]);
 #if QDOT_AFFINE
-                acc[o] = fma(sh_p[n].y, sh_q[m].z, acc[o]);
+                    acc[o] = fma(sh_p[n].y, sh_q[m].z, acc[o]);
 #endif
-            }
-        }
-#endif
-#else  // K-quants: the chunk is two 16-value groups (words 0-3, 4-7)
-        [[unroll]] for (uint g = 0u; g < 2u; g++) {
-            int sub[TT * TT], bs[TT];
-            [[unroll]] for (uint o = 0u; o < TT * TT; o++) sub[o] = 0;
-            [[unroll]] for (uint j = 0u; j < TT; j++) bs[j] = 0;
-            [[unroll]] for (uint w = 4u * g; w < 4u * g + 4u; w++) {
-                uint wv[TT], av[TT];
-                [[unroll]] for (uint i = 0u; i < TT; i++) wv[i] = sh_w[(tx + 16u * i) * 9u + w];
-                [[unroll]] for (uint j = 0u; j < TT; j++) {
-                    av[j] = sh_l[(ty + 16u * j) * 9u + w];
-                    bs[j] += lvl(av[j], 0u) + lvl(av[j], 1u) + lvl(av[j], 2u) + lvl(av[j], 3u);
-                }
-                [[unroll]] for (uint j = 0u; j < TT; j++) {
-                    [[unroll]] for (uint i = 0u; i < TT; i++) {
-                        sub[j * TT + i] += lvl(wv[i], 0u) * lvl(av[j], 0u) + lvl(wv[i], 1u) * lvl(av[j], 1u) +
-                                           lvl(wv[i], 2u) * lvl(av[j], 2u) + lvl(wv[i], 3u) * lvl(av[j], 3u);
-                    }
-                }
-            }
-            [[unroll]] for (uint j = 0u; j < TT; j++) {
-                [[unroll]] for (uint i = 0u; i < TT; i++) {
-                    const vec4 sc = sh_p[tx + 16u * i];
-                    const uint o = j * TT + i;
-                    isum[o] += floatBitsToInt(g == 0u ? sc.x : sc.z) * sub[o];
-                    mins[o] += floatBitsToInt(g == 0u ? sc.y : sc.w) * bs[j];
+                    sumf[o] = 0.0;
                 }
             }
         }
-        if ((k0 + 32u) % QKA == 0u) {   // the super-block is complete: its float steps
+#elif !QDOT_LEGACY
+        [[unroll]] for (uint j = 0u; j < TT; j++) {   // the group's integer steps
+            [[unroll]] for (uint i = 0u; i < TT; i++) {
+                const vec4 g = sh_p[tx + 16u * i];
+                const uint o = j * TT + i;
+                isum[o] += floatBitsToInt(g.x) * int(sumf[o]);
+                mins[o] += floatBitsToInt(g.y) * int(sh_b[ty + 16u * j]);
+                sumf[o] = 0.0;
+            }
+        }
+        if (i0 + KC == QKA) {   // the super-block is complete: its float steps
             barrier();
             if (tid < T && n0 + tid < p.n_count) {
                 const uint blk = p.o_w + (n0 + tid) * p.nb_w1 + blk_i * BLOCK_BYTES;
