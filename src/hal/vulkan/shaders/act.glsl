@@ -25,27 +25,44 @@
 #define QKA 32
 #endif
 
-// (id, d) of the QKA values from byte `at` of x: id multiplies x into a level, d scales a level back.
-vec2 act_params(uint at) {
+// Scan of n values from float index `at` of x: (amax, the first value of that
+// magnitude, 1.0 if every value is finite else 0.0). Scans of consecutive
+// pieces join in order (act_join: strict > keeps the first maximum), so a block
+// may be scanned by several threads and give exactly the one-thread result.
+vec3 act_scan(uint at, uint n) {
     float amax = 0.0, mx = 0.0;
     bool ok = true;
-    for (uint k = 0u; k < uint(QKA); k++) {
-        const float v = x_f[(at >> 2) + k];
+    for (uint k = 0u; k < n; k++) {
+        const float v = x_f[at + k];
         ok = ok && finite(v);
         if (abs(v) > amax) {
             amax = abs(v);
             mx = v;
         }
     }
-    if (!ok) return vec2(0.0, uintBitsToFloat(0x7fc00000u));
+    return vec3(amax, mx, ok ? 1.0 : 0.0);
+}
+vec3 act_join(vec3 a, vec3 b) { return vec3(b.x > a.x ? b.xy : a.xy, min(a.z, b.z)); }
+
+// (id, d) of a block from its scan: id multiplies x into a level, d scales a level back.
+// precise: a driver may otherwise rewrite 1 / (-127 / mx) as mx / -127 (lavapipe
+// did in one shader and not in another), an ulp off the CPU's d now and then.
+vec2 act_params_of(vec3 sc) {
+    if (sc.z == 0.0) return vec2(0.0, uintBitsToFloat(0x7fc00000u));
 #if ACT_Q8K
-    if (amax == 0.0) return vec2(0.0);
-    const float iscale = -127.0 / mx;
-    return vec2(iscale, 1.0 / iscale);
+    if (sc.x == 0.0) return vec2(0.0);
+    precise const float iscale = -127.0 / sc.y;
+    precise const float d = 1.0 / iscale;
+    return vec2(iscale, d);
 #else
-    return vec2(amax != 0.0 ? 127.0 / amax : 0.0, f16_round(amax / 127.0));
+    precise const float id = 127.0 / sc.x;
+    precise const float d = sc.x / 127.0;
+    return vec2(sc.x != 0.0 ? id : 0.0, f16_round(d));
 #endif
 }
+
+// (id, d) of the QKA values from byte `at` of x.
+vec2 act_params(uint at) { return act_params_of(act_scan(at >> 2, uint(QKA))); }
 
 // Q8_1 (Q4_1, Q5_1 weights): s = fp16(sum of the block's levels * amax / 127), the
 // unrounded scale, as tensor/quants.h's quantize_act_q8_1 (q: act_params of the block).
@@ -58,7 +75,8 @@ float act_s(uint at, vec2 q) {
         amax = max(amax, abs(v));
         sum += int(roundEven(q.x * v));
     }
-    return f16_round(float(sum) * (amax / 127.0));
+    precise const float s = float(sum) * (amax / 127.0);   // precise: as act_params_of
+    return f16_round(s);
 }
 
 // One activation value as the dot product sees it (q: act_params of its block).

@@ -8,8 +8,8 @@
 // bank conflicts.
 // Quantized weights (qdot.glsl): K is walked KC = 16 values at a time (half
 // a 32-value block, one 16-value K-quant group). At the start of each
-// activation block (QKA values, act.glsl) threads 0..T-1 compute the block's
-// rounding parameters of one activation row each; each chunk's T x 16 weight
+// activation block (QKA values, act.glsl) four threads a row scan its quarters
+// and one joins them into the block's rounding parameters; each chunk's T x 16 weight
 // levels and activation levels go to shared memory as floats (vec4: a thread
 // reads TT weight and TT activation vec4s and does TT x TT x 4 fmas), with each
 // weight row's scales. The level products are integers and every partial sum
@@ -53,6 +53,7 @@ uint x_row(uint m) {
 shared vec4 sh_l[T * 5];    // activation levels of the chunk as floats [m][4 values] (4 + 1 of padding)
 shared vec4 sh_w[T * 5];    // weight levels [n][4 values]
 shared vec4 sh_q[T];        // activation block parameters (id, d, s) per row
+shared vec2 sh_seg[T * 4];  // act_scan of each quarter of a row's activation block: (amax, or Inf if not all finite; its value)
 shared vec4 sh_p[T];        // weight: (d, m) per row; K-quants: (sc, min) of the chunk's group; at a super-block's end (d, dmin)
 #if !QDOT_LEGACY
 shared float sh_b[T];       // K-quants: the sum of the chunk's activation levels per row
@@ -83,14 +84,26 @@ void main() {
     [[unroll]] for (uint i = 0u; i < TT * TT; i++) { isum[i] = 0; mins[i] = 0; }
 #endif
     for (uint k0 = 0u; k0 < p.K; k0 += KC) {
-        if (k0 % QKA == 0u) {
+        if (k0 % QKA == 0u) {   // the activation blocks' parameters: 4 threads scan a row's block
+            {
+                const uint r = tid / 4u, s = tid % 4u;
+                if (r < T && m0 + r < p.M) {
+                    const vec3 sc = act_scan((x_row(m0 + r) >> 2) + k0 + s * (QKA / 4u), QKA / 4u);
+                    sh_seg[tid] = vec2(sc.z != 0.0 ? sc.x : INF, sc.y);   // a non-finite piece as amax Inf
+                }
+            }
+            barrier();
             if (tid < T) {
                 vec4 q = vec4(0.0);
                 if (m0 + tid < p.M) {
-                    const uint at = x_row(m0 + tid) + k0 * 4u;
-                    q.xy = act_params(at);
+                    vec3 sc = vec3(0.0, 0.0, 1.0);   // the scan of no values
+                    [[unroll]] for (uint s = 0u; s < 4u; s++) {
+                        const vec2 g = sh_seg[4u * tid + s];
+                        sc = act_join(sc, vec3(g, isinf(g.x) ? 0.0 : 1.0));
+                    }
+                    q.xy = act_params_of(sc);
 #if QDOT_AFFINE
-                    q.z = act_s(at, q.xy);
+                    q.z = act_s(x_row(m0 + tid) + k0 * 4u, q.xy);
 #endif
                 }
                 sh_q[tid] = q;

@@ -115,43 +115,17 @@ void quantize(uint tid, uint c0, uint nc) {
     }
     barrier();
 #else
-    // amax and its first value over 32-value segments, combined in order per
-    // super-block (strict > keeps the first maximum, as act_params' scan)
+    // scans of 32-value segments (a thread each), joined in order per super-block
     for (uint idx = tid; idx < p.M * nc * 8u; idx += 64u) {
         const uint m = idx / (nc * 8u), sg = idx % (nc * 8u);
-        const uint at = (x_row(m) >> 2) + c0 * 256u + sg * 32u;
-        float amax = 0.0, mx = 0.0;
-        bool ok = true;
-        for (uint k = 0u; k < 32u; k++) {
-            const float v = x_f[at + k];
-            ok = ok && finite(v);
-            if (abs(v) > amax) {
-                amax = abs(v);
-                mx = v;
-            }
-        }
-        sh_seg[m * CB * 8u + sg] = vec4(amax, mx, ok ? 1.0 : 0.0, 0.0);
+        sh_seg[m * CB * 8u + sg] = vec4(act_scan((x_row(m) >> 2) + c0 * 256u + sg * 32u, 32u), 0.0);
     }
     barrier();
     for (uint idx = tid; idx < p.M * nc; idx += 64u) {
         const uint m = idx / nc, c = idx % nc;
-        float amax = 0.0, mx = 0.0;
-        bool ok = true;
-        for (uint s = 0u; s < 8u; s++) {
-            const vec4 g = sh_seg[m * CB * 8u + c * 8u + s];
-            ok = ok && g.z != 0.0;
-            if (g.x > amax) {
-                amax = g.x;
-                mx = g.y;
-            }
-        }
-        vec2 q = vec2(0.0);
-        if (!ok) q = vec2(0.0, uintBitsToFloat(0x7fc00000u));
-        else if (amax != 0.0) {
-            const float iscale = -127.0 / mx;
-            q = vec2(iscale, 1.0 / iscale);
-        }
-        sh_q[m * CB + c] = vec4(q, 0.0, 0.0);
+        vec3 sc = sh_seg[m * CB * 8u + c * 8u].xyz;
+        for (uint s = 1u; s < 8u; s++) sc = act_join(sc, sh_seg[m * CB * 8u + c * 8u + s].xyz);
+        sh_q[m * CB + c] = vec4(act_params_of(sc), 0.0, 0.0);
     }
     barrier();
     for (uint idx = tid; idx < p.M * nc * 64u; idx += 64u) {   // a thread per word of 4 levels
