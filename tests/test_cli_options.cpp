@@ -207,6 +207,10 @@ static void test_errors(void) {
                       err.size() >= see.size() && err.compare(err.size() - see.size(), see.size(), see) == 0,
                   "%s %s: exit %d, stderr '%s' (want '%s')", cmd_name(c.cmd), c.args, rc, err.c_str(), c.want);
     }
+    // A mistyped command.
+    std::string o2, e2;
+    CHECK(run(q(g_bin_dir + "/tern") + " rnu -m x", &o2, &e2) == 1 &&
+          e2 == "tern: unknown command 'rnu'; did you mean run? (see `tern --help`)\n");
     // No suggestion for a name that is nothing like any option.
     std::string out, err;
     run(program(CLI_RUN) + " --zzzzzzzzzz", &out, &err);
