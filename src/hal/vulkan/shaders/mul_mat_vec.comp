@@ -2,7 +2,7 @@
 // MUL_MAT, matrix-vector path (decode: M <= MAX_M activation rows):
 // dst [N, M] = W [K, N] x X [K, M] (+ bias [N]).
 //
-// Quantized weights: a workgroup of 64 threads computes R = 8 weight rows,
+// Quantized weights: a workgroup of 128 threads computes R = 8 weight rows,
 // walking K in chunks of CB blocks (32 of 32 values; IQ4_NL 16; K-quants 4
 // super-blocks of 256), each chunk in three phases between barriers:
 //  1. quantize: the chunk of each activation row becomes int8 levels packed
@@ -27,7 +27,6 @@
 // Weights bound a window of rows at a time (n_base: the window's first row)
 // when W is larger than one binding.
 #include "common.glsl"
-layout(local_size_x = 64) in;
 BIND_F32(0, d, writeonly)
 BIND_F32(1, s0, readonly)
 BIND_U16(1, s0, readonly)
@@ -56,6 +55,8 @@ void store(uint n, uint m, float v) {
 
 #if !ACT_F32 && !ACT_BF16
 #include "qdot.glsl"
+#define WG 128u  // threads: 2 items each a chunk, more loads in flight than 64 threads of 4
+layout(local_size_x = WG) in;
 
 // R weight rows per workgroup; K in chunks of CB blocks (CB * QKA values).
 #define R 8
@@ -96,7 +97,7 @@ int lev(uint m, uint c, uint i) {   // activation level i of block c of the chun
 // parameters, exactly as act.glsl's act_params / act_s / act_level give them.
 void quantize(uint tid, uint c0, uint nc) {
 #if QKA == 32
-    for (uint idx = tid; idx < p.M * nc; idx += 64u) {   // a thread per block
+    for (uint idx = tid; idx < p.M * nc; idx += WG) {   // a thread per block
         const uint m = idx / nc, c = idx % nc;
         const uint at = x_row(m) + (c0 + c) * 128u;
         const vec2 q = act_params(at);
@@ -116,19 +117,19 @@ void quantize(uint tid, uint c0, uint nc) {
     barrier();
 #else
     // scans of 32-value segments (a thread each), joined in order per super-block
-    for (uint idx = tid; idx < p.M * nc * 8u; idx += 64u) {
+    for (uint idx = tid; idx < p.M * nc * 8u; idx += WG) {
         const uint m = idx / (nc * 8u), sg = idx % (nc * 8u);
         sh_seg[m * CB * 8u + sg] = vec4(act_scan((x_row(m) >> 2) + c0 * 256u + sg * 32u, 32u), 0.0);
     }
     barrier();
-    for (uint idx = tid; idx < p.M * nc; idx += 64u) {
+    for (uint idx = tid; idx < p.M * nc; idx += WG) {
         const uint m = idx / nc, c = idx % nc;
         vec3 sc = sh_seg[m * CB * 8u + c * 8u].xyz;
         for (uint s = 1u; s < 8u; s++) sc = act_join(sc, sh_seg[m * CB * 8u + c * 8u + s].xyz);
         sh_q[m * CB + c] = vec4(act_params_of(sc), 0.0, 0.0);
     }
     barrier();
-    for (uint idx = tid; idx < p.M * nc * 64u; idx += 64u) {   // a thread per word of 4 levels
+    for (uint idx = tid; idx < p.M * nc * 64u; idx += WG) {   // a thread per word of 4 levels
         const uint m = idx / (nc * 64u), w = idx % (nc * 64u);
         const vec2 q = sh_q[m * CB + w / 64u].xy;
         const uint at = (x_row(m) >> 2) + c0 * 256u + 4u * w;
@@ -290,7 +291,7 @@ void main() {
         const uint nc = min(CB, n_blocks - c0);
         quantize(tid, c0, nc);
         // items (row, block, part), adjacent threads on adjacent blocks of a row: coalesced reads
-        for (uint it = tid; it < nr * nc * P; it += 64u) {
+        for (uint it = tid; it < nr * nc * P; it += WG) {
             const uint r = it / (nc * P), c = (it / P) % nc, pt = it % P;
             dot_item(r, c, pt, p.o_w + (r0 + r) * p.nb_w1 + (c0 + c) * BLOCK_BYTES);
         }
@@ -331,6 +332,7 @@ void main() {
 #else  // float weights
 
 #define NR 4
+layout(local_size_x = 64) in;
 shared float sh_acc[64 * NR * MAX_M];
 
 void main() {
