@@ -17,6 +17,7 @@
 set -u
 
 prog=compare.sh
+here=$(cd "$(dirname "$0")" && pwd)
 usage() {
   cat <<EOF
 usage: $prog --tern PATH/tern-bench --llama PATH/llama-bench -m MODEL[,MODEL...]
@@ -73,45 +74,11 @@ samples=$work/samples.tsv   # tool, model index, test, t/s
 : >"$samples"
 failed=0
 
-# Quoted csv (llama-bench quotes every value) split into out[1..n] (awk).
-split_csv_awk='
-  function split_csv(line, out,    n, i, c, f, q) {
-    n = 0; f = ""; q = 0
-    for (i = 1; i <= length(line); i++) {
-      c = substr(line, i, 1)
-      if (q) {
-        if (c == "\"") {
-          if (substr(line, i + 1, 1) == "\"") { f = f "\""; i++ } else q = 0
-        } else f = f c
-      } else if (c == "\"") q = 1
-      else if (c == ",") { out[++n] = f; f = "" }
-      else f = f c
-    }
-    out[++n] = f
-    return n
-  }
-  { sub(/\r$/, "") }
-  NR == 1 { nf = split_csv($0, h); for (i = 1; i <= nf; i++) col[h[i]] = i; next }'
-
 # Rows of a llama-bench / tern-bench csv: "test<TAB>t/s" (columns found by name).
-csv_rows() {
-  awk "$split_csv_awk"'
-    NR == 2 && (!("n_prompt" in col) || !("n_gen" in col) || !("avg_ts" in col)) {
-      print "no n_prompt/n_gen/avg_ts columns" > "/dev/stderr"; exit 1
-    }
-    NF {
-      split_csv($0, v)
-      np = v[col["n_prompt"]] + 0; ng = v[col["n_gen"]] + 0
-      name = ng == 0 ? "pp" np : (np == 0 ? "tg" ng : "pp" np "+tg" ng)
-      printf "%s\t%s\n", name, v[col["avg_ts"]]
-    }' "$1"
-}
+csv_rows() { awk -f "$here/csv_rows.awk" "$1"; }
 
 # One value of the first data row of a csv, by column name.
-csv_value() {
-  awk -v want="$2" "$split_csv_awk"'
-    NF { split_csv($0, v); if (want in col) print v[col[want]]; exit }' "$1"
-}
+csv_value() { awk -v want="$2" -f "$here/csv_rows.awk" "$1"; }
 
 run_one() {  # tool, model index, command...
   local tool=$1 mi=$2; shift 2

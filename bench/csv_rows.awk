@@ -1,6 +1,7 @@
 # csv_rows.awk: the rows of a tern-bench or llama-bench csv as "test<TAB>t/s".
 #
 #   awk -f bench/csv_rows.awk out.csv
+#   awk -v want=COLUMN -f bench/csv_rows.awk out.csv   # that column of the first row
 #
 # llama-bench quotes every value; the columns are found by name in the header
 # (n_prompt, n_gen, avg_ts), so either tool's csv reads the same. The test is
@@ -28,6 +29,11 @@ NR == 1 {
     print "csv_rows.awk: no n_prompt/n_gen/avg_ts columns" > "/dev/stderr"; exit 1
   }
   next
+}
+NF && want != "" {
+  split_csv($0, v)
+  if (want in col) print v[col[want]]
+  exit
 }
 NF {
   split_csv($0, v)

@@ -32,7 +32,9 @@
 #include <vector>
 
 #include "tern.h"
+#include "args_apply.h"
 #include "device_flags.h"
+#include "options.h"
 
 namespace {
 
@@ -41,6 +43,7 @@ enum output_format { OUT_MD, OUT_CSV, OUT_JSON };
 const int k_default_prompt = 512;
 const int k_default_gen = 128;
 const int k_default_batch = 2048;
+const int k_default_ubatch = 512;  // llama-bench's
 const int k_default_reps = 5;
 
 int default_threads(void) {
@@ -52,7 +55,8 @@ int default_threads(void) {
 
 struct options {
     std::vector<std::string> models;
-    std::vector<int> n_prompt, n_gen, n_depth, n_threads, n_batch;
+    std::vector<int> n_prompt, n_gen, n_depth, n_threads, n_batch, n_ubatch;
+    std::vector<std::string> type_k, type_v;                     // -ctk / -ctv lists
     std::vector<int> n_gpu_layers, no_kv_offload, graph_cache;   // lists, as llama-bench's -ngl / -nkvo
     std::vector<std::pair<int, int>> n_pg;
     int reps = k_default_reps;
@@ -61,225 +65,74 @@ struct options {
     bool devices = false;  // a device column set is shown (-ngl or --device given)
 };
 
-void usage(FILE * f) {
-    fprintf(f,
-        "usage: tern-bench -m MODEL[,MODEL...] [options]\n"
-        "\n"
-        "Measures prompt processing (pp) and text generation (tg) like llama-bench.\n"
-        "-m, -p, -n, -d, -t and -b take comma-separated lists and may be repeated;\n"
-        "every combination is run.\n"
-        "\n"
-        "options:\n"
-        "  -h, --help                 this text\n"
-        "  -m, --model FILE           GGUF model(s) to test (required)\n"
-        "  -p, --n-prompt N           prompt tokens of a pp test (default %d; 0: no pp test)\n"
-        "  -n, --n-gen N              generated tokens of a tg test (default %d; 0: no tg test)\n"
-        "  -pg PP,TG                  a pp+tg test: PP prompt tokens, then TG generated\n"
-        "                             (no default; repeat the flag for more)\n"
-        "  -d, --n-depth N            tokens already in the KV cache before each test, decoded\n"
-        "                             first and not timed (default 0)\n"
-        "  -t, --threads N            threads (default %d: the CPUs online; at most %d)\n"
-        "  -b, --batch-size N         most prompt tokens per decode call (default %d,\n"
-        "                             clamped to what the test needs)\n"
-        "  -r, --repetitions N        timed runs per test, after one warmup (default %d)\n"
-        "  -o, --output md|csv|json   output format (default md)\n"
-        "  -ngl, --n-gpu-layers N     layers on the devices, a list (default 0; the model is\n"
-        "                             loaded once per value)\n"
-        "  -nkvo, --no-kv-offload 0|1 KV caches on the CPU, a list (default 0)\n"
-        "  --graph-cache N            captured device graphs kept, a list (default 12; 0: capture\n"
-        "                             off, every op launched one by one)\n"
-        "  -dev, --device LIST        devices to use, NAME[:PARAMS] comma-separated (sim0, vulkan0)\n"
-        "  -ot, -ts, --no-op-offload  as tern run --help describes\n"
-        "  --list-devices             the devices this build sees\n"
-        "\n"
-        "Columns: model (file name), size (weight bytes in MiB/GiB), params, kernels (the\n"
-        "kernel set in use), threads, test (pp512, tg128, pp512+tg128, \"pp512 @ d1024\"),\n"
-        "t/s (mean ± standard deviation over the repetitions) and, for tg tests, GB/s:\n"
-        "the effective bandwidth, weight bytes x t/s / 1e9. csv and json carry the same\n"
-        "fields and the per-repetition samples (samples_ns, samples_ts).\n"
-        "With -ngl or --device: an ngl column and, for tg tests, what each generated token\n"
-        "took on the devices (captures, cache hits and device submissions per token); for\n"
-        "every test cpu ms/t, the decoding thread's host CPU time per timed token.\n"
-        "Exit status: 0 done, 1 a model or test failed, 2 bad command line.\n",
-        k_default_prompt, k_default_gen, default_threads(), TERN_MAX_THREADS, k_default_batch,
-        k_default_reps);
+const cli_command bench_command = {
+    CLI_BENCH, "tern-bench",
+    "usage: tern-bench -m MODEL[,MODEL...] [options]\n"
+    "\n"
+    "Measures prompt processing (pp) and text generation (tg) like llama-bench, with\n"
+    "llama-bench's flags: a list flag takes comma-separated values and may be\n"
+    "repeated; every combination is run. Options take their value as `--opt value`\n"
+    "or `--opt=value`.\n"
+    "\n"
+    "options:\n",
+    "\n"
+    "Columns: model (file name), size (weight bytes in MiB/GiB), params, kernels (the\n"
+    "kernel set in use), threads, test (pp512, tg128, pp512+tg128, \"pp512 @ d1024\"),\n"
+    "t/s (mean ± standard deviation over the repetitions) and, for tg tests, GB/s:\n"
+    "the effective bandwidth, weight bytes x t/s / 1e9. n_batch, n_ubatch, type_k and\n"
+    "type_v columns appear when a value other than the default is asked for. csv and\n"
+    "json carry the same fields and the per-repetition samples (samples_ns, samples_ts).\n"
+    "With -ngl or --device: an ngl column and, for tg tests, what each generated token\n"
+    "took on the devices (captures, cache hits and device submissions per token); for\n"
+    "every test cpu ms/t, the decoding thread's host CPU time per timed token.\n"
+    "Exit status: 0 done, 1 a model or test failed, 2 bad command line.\n",
+};
+
+std::vector<int> ints(const cli_args & a, cli_id id, int def) {
+    std::vector<int> v;
+    for (long long x : a.nums(id)) v.push_back((int) x);
+    if (v.empty()) v.push_back(def);
+    return v;
 }
 
-// ---------------------------------------------------------------------------
-// Command line: every value is checked whole; a bad one names its flag, exit 2.
-// ---------------------------------------------------------------------------
-
-bool bad_value(const char * flag, const char * fmt, const std::string & item) {
-    fprintf(stderr, "tern-bench: %s: ", flag);
-    fprintf(stderr, fmt, item.c_str());
-    fprintf(stderr, "\n");
-    return false;
-}
-
-// One decimal integer in [min_value, INT_MAX]: digits only (no sign, no space).
-bool parse_int(const char * flag, const std::string & item, int min_value, int * out) {
-    if (item.empty()) return bad_value(flag, "empty value%s", "");
-    if (item[0] == '-') {
-        size_t k = 1;
-        while (k < item.size() && item[k] >= '0' && item[k] <= '9') k++;
-        if (k > 1 && k == item.size()) return bad_value(flag, "'%s' is negative", item);
-        return bad_value(flag, "'%s' is not a number", item);
-    }
-    if (item[0] < '0' || item[0] > '9') return bad_value(flag, "'%s' is not a number", item);
-    long long v = 0;
-    size_t k = 0;
-    for (; k < item.size() && item[k] >= '0' && item[k] <= '9'; k++) {
-        v = v * 10 + (item[k] - '0');
-        if (v > INT_MAX) {
-            fprintf(stderr, "tern-bench: %s: '%s' is out of range (at most %d)\n", flag, item.c_str(), INT_MAX);
-            return false;
-        }
-    }
-    if (k != item.size()) return bad_value(flag, "'%s' has trailing characters after the number", item);
-    if (v < min_value) {
-        fprintf(stderr, "tern-bench: %s: '%s' is less than %d\n", flag, item.c_str(), min_value);
-        return false;
-    }
-    *out = (int) v;
-    return true;
-}
-
-// Splits a comma list; an empty item (",5", "5,", "5,,6", "") is an error.
-bool split_list(const char * flag, const char * value, std::vector<std::string> * out) {
-    out->clear();
-    std::string s(value), cur;
-    for (size_t i = 0; i <= s.size(); i++) {
-        if (i == s.size() || s[i] == ',') {
-            if (cur.empty()) {
-                fprintf(stderr, "tern-bench: %s: empty item in '%s'\n", flag, value);
-                return false;
-            }
-            out->push_back(cur);
-            cur.clear();
-        } else {
-            cur += s[i];
-        }
-    }
-    return true;
-}
-
-bool parse_int_list(const char * flag, const char * value, int min_value, std::vector<int> * out) {
-    std::vector<std::string> items;
-    if (!split_list(flag, value, &items)) return false;
-    for (const std::string & it : items) {
-        int v;
-        if (!parse_int(flag, it, min_value, &v)) return false;
-        out->push_back(v);
-    }
-    return true;
-}
-
-// Returns 0 to run, 1 for --help (done), 2 for a bad command line.
+// Returns 0 to run, 1 for --help or --list-devices (done), 2 for a bad command line.
 int parse_args(int argc, char ** argv, options * o) {
-    for (int i = 1; i < argc; i++) {
-        const std::string a = argv[i];
-        if (a == "-h" || a == "--help") { usage(stdout); return 1; }
-        const char * flag = argv[i];
-        const bool list_flag = a == "-ngl" || a == "--n-gpu-layers" || a == "-nkvo" || a == "--no-kv-offload" ||
-                               a == "--graph-cache";
-        bool dev_ok = true;
-        if (!list_flag && cli_device_flag("tern-bench", argc, argv, i, o->dev, &dev_ok)) {
-            if (!dev_ok) return 2;
-            if (a == "--list-devices") {
-                cli_list_devices(stdout);
-                return 1;
-            }
-            if (a == "-dev" || a == "--device") o->devices = true;
-            continue;
-        }
-        const bool known = a == "-m" || a == "--model" || a == "-p" || a == "--n-prompt" || a == "-n" ||
-                           a == "--n-gen" || a == "-pg" || a == "-d" || a == "--n-depth" || a == "-t" ||
-                           a == "--threads" || a == "-b" || a == "--batch-size" || a == "-r" ||
-                           a == "--repetitions" || a == "-o" || a == "--output" || list_flag;
-        if (!known) {
-            fprintf(stderr, "tern-bench: unknown option '%s' (tern-bench --help lists them)\n", flag);
-            return 2;
-        }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "tern-bench: %s needs a value\n", flag);
-            return 2;
-        }
-        const char * v = argv[++i];
-        bool ok = true;
-        if (a == "-m" || a == "--model") {
-            std::vector<std::string> items;
-            ok = split_list(flag, v, &items);
-            if (ok) o->models.insert(o->models.end(), items.begin(), items.end());
-        } else if (a == "-p" || a == "--n-prompt") {
-            ok = parse_int_list(flag, v, 0, &o->n_prompt);
-        } else if (a == "-n" || a == "--n-gen") {
-            ok = parse_int_list(flag, v, 0, &o->n_gen);
-        } else if (a == "-d" || a == "--n-depth") {
-            ok = parse_int_list(flag, v, 0, &o->n_depth);
-        } else if (a == "-t" || a == "--threads") {
-            size_t first = o->n_threads.size();
-            ok = parse_int_list(flag, v, 1, &o->n_threads);
-            for (size_t k = first; ok && k < o->n_threads.size(); k++) {
-                if (o->n_threads[k] > TERN_MAX_THREADS) {
-                    fprintf(stderr, "tern-bench: %s: %d is more than this build's TERN_MAX_THREADS (%d)\n", flag,
-                            o->n_threads[k], TERN_MAX_THREADS);
-                    ok = false;
-                }
-            }
-        } else if (a == "-b" || a == "--batch-size") {
-            ok = parse_int_list(flag, v, 1, &o->n_batch);
-        } else if (a == "-ngl" || a == "--n-gpu-layers") {
-            // llama-bench's -ngl takes counts; -1 (all) is Tern's too
-            std::vector<std::string> items;
-            ok = split_list(flag, v, &items);
-            for (size_t k = 0; ok && k < items.size(); k++) {
-                int n = 0;
-                if (items[k] == "-1") n = -1;
-                else ok = parse_int(flag, items[k], 0, &n);
-                if (ok) o->n_gpu_layers.push_back(n);
-            }
-            o->devices = true;
-        } else if (a == "-nkvo" || a == "--no-kv-offload") {
-            ok = parse_int_list(flag, v, 0, &o->no_kv_offload);
-            for (int x : o->no_kv_offload) if (ok && x > 1) ok = bad_value(flag, "'%s' is not 0 or 1", v);
-        } else if (a == "--graph-cache") {
-            ok = parse_int_list(flag, v, 0, &o->graph_cache);
-        } else if (a == "-pg") {
-            std::vector<std::string> items;
-            ok = split_list(flag, v, &items);
-            if (ok && items.size() != 2) {
-                fprintf(stderr, "tern-bench: %s: '%s' is not PP,TG (two numbers)\n", flag, v);
-                ok = false;
-            }
-            int pp = 0, tg = 0;
-            ok = ok && parse_int(flag, items[0], 0, &pp) && parse_int(flag, items[1], 0, &tg);
-            if (ok) o->n_pg.push_back(std::make_pair(pp, tg));
-        } else if (a == "-r" || a == "--repetitions") {
-            ok = parse_int(flag, v, 1, &o->reps);
-        } else {  // -o, --output
-            const std::string f = v;
-            if (f == "md") o->format = OUT_MD;
-            else if (f == "csv") o->format = OUT_CSV;
-            else if (f == "json") o->format = OUT_JSON;
-            else {
-                fprintf(stderr, "tern-bench: %s: '%s' is not md, csv or json\n", flag, v);
-                ok = false;
-            }
-        }
-        if (!ok) return 2;
+    cli_args a;
+    const cli_result pr = cli_parse(bench_command, argc, argv, &a);
+    if (pr == CLI_ERROR) return 2;
+    if (pr == CLI_EXIT_OK) return 1;
+    cli_devices_from_args(a, &o->dev);
+    if (o->dev.list) {
+        cli_list_devices(stdout);
+        return 1;
     }
+    o->models = a.items[B_MODEL];
     if (o->models.empty()) {
-        fprintf(stderr, "tern-bench: no model: give -m FILE (tern-bench --help)\n");
+        cli_error(bench_command, "no model: give -m FILE");
         return 2;
     }
-    if (o->n_prompt.empty()) o->n_prompt.push_back(k_default_prompt);
-    if (o->n_gen.empty()) o->n_gen.push_back(k_default_gen);
-    if (o->n_depth.empty()) o->n_depth.push_back(0);
-    if (o->n_threads.empty()) o->n_threads.push_back(default_threads());
-    if (o->n_batch.empty()) o->n_batch.push_back(k_default_batch);
-    if (o->n_gpu_layers.empty()) o->n_gpu_layers.push_back(0);
+    o->n_prompt = ints(a, B_N_PROMPT, k_default_prompt);
+    o->n_gen = ints(a, B_N_GEN, k_default_gen);
+    o->n_depth = ints(a, B_DEPTH, 0);
+    o->n_threads = ints(a, B_THREADS, default_threads());
+    o->n_batch = ints(a, B_BATCH, k_default_batch);
+    o->n_ubatch = ints(a, B_UBATCH, k_default_ubatch);
+    o->n_gpu_layers = ints(a, B_NGL, 0);
+    o->graph_cache = ints(a, B_GRAPH_CACHE, -1);
+    for (const std::string & v : a.items[B_NKVO]) o->no_kv_offload.push_back(v == "1");
     if (o->no_kv_offload.empty()) o->no_kv_offload.push_back(0);
-    if (o->graph_cache.empty()) o->graph_cache.push_back(-1);
+    o->type_k = a.items[B_CACHE_TYPE_K];
+    if (o->type_k.empty()) o->type_k.push_back("f16");
+    o->type_v = a.items[B_CACHE_TYPE_V];
+    if (o->type_v.empty()) o->type_v.push_back("f16");
+    for (const std::string & pg : a.items[B_PG]) {
+        const size_t comma = pg.find(',');
+        o->n_pg.push_back(std::make_pair(atoi(pg.c_str()), atoi(pg.c_str() + comma + 1)));
+    }
+    o->reps = (int) a.num(B_REPS, k_default_reps);
+    const std::string f = a.str(B_OUTPUT, "md");
+    o->format = f == "csv" ? OUT_CSV : f == "json" ? OUT_JSON : OUT_MD;
+    o->devices = a.has(B_NGL) || a.has(O_DEVICE);
     return 0;
 }
 
@@ -290,24 +143,35 @@ int parse_args(int argc, char ** argv, options * o) {
 struct test_case {
     int n_batch, n_threads, n_depth, n_prompt, n_gen;
     int nkvo, graph_cache;   // -nkvo, --graph-cache (-1: the default)
+    int n_ubatch;            // -ub: the context's n_batch (tokens per graph), at most n_batch
+    std::string type_k, type_v;
 };
 
-// llama-bench's order: per model, per batch size, per thread count, per depth:
-// the pp tests, the tg tests, the pp+tg tests.
+// llama-bench's order: per model, per batch size, per ubatch size, per KV
+// types, per thread count, per depth: the pp tests, the tg tests, the pp+tg tests.
 std::vector<test_case> make_tests(const options & o) {
     std::vector<test_case> tests;
     for (int nb : o.n_batch)
-        for (int nt : o.n_threads)
-            for (int kv : o.no_kv_offload)
+      for (int nub : o.n_ubatch)
+        for (const std::string & tk : o.type_k)
+          for (const std::string & tv : o.type_v)
+            for (int nt : o.n_threads)
+              for (int kv : o.no_kv_offload)
                 for (int gc : o.graph_cache)
-                    for (int nd : o.n_depth) {
-                        for (int np : o.n_prompt)
-                            if (np > 0) tests.push_back({ nb, nt, nd, np, 0, kv, gc });
-                        for (int ng : o.n_gen)
-                            if (ng > 0) tests.push_back({ nb, nt, nd, 0, ng, kv, gc });
-                        for (const auto & pg : o.n_pg)
-                            if (pg.first > 0 || pg.second > 0) tests.push_back({ nb, nt, nd, pg.first, pg.second, kv, gc });
-                    }
+                  for (int nd : o.n_depth) {
+                      const test_case base = { nb, nt, nd, 0, 0, kv, gc, nub < nb ? nub : nb, tk, tv };
+                      for (int np : o.n_prompt)
+                          if (np > 0) { test_case t = base; t.n_prompt = np; tests.push_back(t); }
+                      for (int ng : o.n_gen)
+                          if (ng > 0) { test_case t = base; t.n_gen = ng; tests.push_back(t); }
+                      for (const auto & pg : o.n_pg)
+                          if (pg.first > 0 || pg.second > 0) {
+                              test_case t = base;
+                              t.n_prompt = pg.first;
+                              t.n_gen = pg.second;
+                              tests.push_back(t);
+                          }
+                  }
     return tests;
 }
 
@@ -427,11 +291,15 @@ int run_test(const tern_model * m, const model_info & mi, const test_case & tc, 
     r->name = test_name(tc);
     const char * what = r->name.c_str();
 
-    // The context holds the test and no more; -b is clamped to it (as llama.cpp does).
+    // The context holds the test and no more; -b (tokens per decode call) and
+    // -ub (tokens per graph: the context's n_batch) are clamped to it, as llama.cpp does.
     const uint32_t n_ctx = (uint32_t) ((int64_t) tc.n_depth + tc.n_prompt + tc.n_gen);
+    const uint32_t n_call = (uint32_t) tc.n_batch < n_ctx ? (uint32_t) tc.n_batch : n_ctx;
     tern_context_params cp = tern_context_default_params();
     cp.n_ctx = n_ctx;
-    cp.n_batch = (uint32_t) tc.n_batch < n_ctx ? (uint32_t) tc.n_batch : n_ctx;
+    cp.n_batch = (uint32_t) tc.n_ubatch < n_call ? (uint32_t) tc.n_ubatch : n_call;
+    cp.type_k = cli_kv_type(tc.type_k.c_str());
+    cp.type_v = cli_kv_type(tc.type_v.c_str());
     cp.n_threads = tc.n_threads;
     cp.offload_kqv = !tc.nkvo;
     cp.op_offload = !mi.no_op_offload;
@@ -439,16 +307,16 @@ int run_test(const tern_model * m, const model_info & mi, const test_case & tc, 
     tern_context * ctx = NULL;
     tern_status st = tern_context_create(m, &cp, &ctx);
     if (st != TERN_OK) {
-        fprintf(stderr, "tern-bench: %s: %s: context of %u tokens, batch %u, %d threads: %s (%s)\n",
-                mi.path.c_str(), what, cp.n_ctx, cp.n_batch, cp.n_threads, tern_status_str(st), tern_last_error());
+        fprintf(stderr, "tern-bench: %s: %s: context of %u tokens, batch %u, ubatch %u, %d threads: %s (%s)\n",
+                mi.path.c_str(), what, cp.n_ctx, n_call, cp.n_batch, cp.n_threads, tern_status_str(st), tern_last_error());
         return 1;
     }
 
     token_source ts;
     ts.n_vocab = tern_model_n_vocab(m) > 0 ? tern_model_n_vocab(m) : 1;
     ts.bos = tern_add_bos(m) ? tern_token_bos(m) : -1;
-    std::vector<tern_token> buf((size_t) cp.n_batch);
-    const int nb = (int) cp.n_batch;
+    std::vector<tern_token> buf((size_t) n_call);
+    const int nb = (int) n_call;
 
     // Warmup: the whole prompt, one generated token.
     tern_kv_cache_clear(ctx);
@@ -563,6 +431,9 @@ std::vector<field> fields_of(const result & r, bool json) {
         { "kernels", tern_kernels_name(), true },
         { "n_threads", std::to_string(r.test.n_threads), false },
         { "n_batch", std::to_string(r.test.n_batch), false },
+        { "n_ubatch", std::to_string(r.test.n_ubatch), false },
+        { "type_k", r.test.type_k, true },
+        { "type_v", r.test.type_v, true },
         { "n_prompt", std::to_string(r.test.n_prompt), false },
         { "n_gen", std::to_string(r.test.n_gen), false },
         { "n_depth", std::to_string(r.test.n_depth), false },
@@ -588,6 +459,8 @@ std::vector<field> fields_of(const result & r, bool json) {
 struct printer {
     output_format format;
     bool show_batch;   // md: an n_batch column when -b was given (as llama-bench)
+    bool show_ubatch;  // md: n_ubatch when -ub was given
+    bool show_types;   // md: type_k and type_v when -ctk or -ctv was given
     bool show_devices; // md: ngl and per-token device columns
     int n_printed = 0;
 
@@ -596,7 +469,7 @@ struct printer {
             result dummy;
             model_info mi;
             dummy.model = &mi;
-            dummy.test = test_case{ 0, 0, 0, 0, 0, 0, -1 };
+            dummy.test = test_case{ 0, 0, 0, 0, 0, 0, -1, 0, "f16", "f16" };
             std::vector<field> f = fields_of(dummy, false);
             for (size_t i = 0; i < f.size(); i++) printf("%s%s", i ? "," : "", f[i].name);
             printf("\n");
@@ -605,12 +478,16 @@ struct printer {
         } else {
             printf("| %-30s | %10s | %10s | %-7s | %7s |", "model", "size", "params", "kernels", "threads");
             if (show_batch) printf(" %7s |", "n_batch");
+            if (show_ubatch) printf(" %8s |", "n_ubatch");
+            if (show_types) printf(" %6s | %6s |", "type_k", "type_v");
             if (show_devices) printf(" %3s | %4s | %5s |", "ngl", "nkvo", "cache");
             printf(" %13s | %20s | %8s |", "test", "t/s", "GB/s");
             if (show_devices) printf(" %8s | %8s | %8s | %8s |", "capt/tok", "hits/tok", "subm/tok", "cpu ms/t");
             printf("\n| %s | %s: | %s: | %s | %s: |", std::string(30, '-').c_str(), std::string(9, '-').c_str(),
                    std::string(9, '-').c_str(), std::string(7, '-').c_str(), std::string(6, '-').c_str());
             if (show_batch) printf(" %s: |", std::string(6, '-').c_str());
+            if (show_ubatch) printf(" %s: |", std::string(7, '-').c_str());
+            if (show_types) printf(" %s | %s |", std::string(6, '-').c_str(), std::string(6, '-').c_str());
             if (show_devices) printf(" %s: | %s: | %s: |", std::string(2, '-').c_str(), std::string(3, '-').c_str(), std::string(4, '-').c_str());
             printf(" %s: | %s: | %s: |", std::string(12, '-').c_str(), std::string(19, '-').c_str(), std::string(7, '-').c_str());
             if (show_devices) printf(" %s: | %s: | %s: | %s: |", std::string(7, '-').c_str(), std::string(7, '-').c_str(),
@@ -636,6 +513,8 @@ struct printer {
             printf("| %-30s | %10s | %10s | %-7s | %7d |", r.model->name.c_str(), size_str(r.model->size).c_str(),
                    params_str(r.model->n_params).c_str(), tern_kernels_name(), r.test.n_threads);
             if (show_batch) printf(" %7d |", r.test.n_batch);
+            if (show_ubatch) printf(" %8d |", r.test.n_ubatch);
+            if (show_types) printf(" %6s | %6s |", r.test.type_k.c_str(), r.test.type_v.c_str());
             if (show_devices) printf(" %3d | %4d | %5s |", r.model->n_gpu_layers, r.test.nkvo,
                                      r.test.graph_cache < 0 ? "-" : std::to_string(r.test.graph_cache).c_str());
             const std::string ts = fmt("%.2f", r.avg_ts) + " ± " + fmt("%.2f", r.sd_ts);
@@ -686,6 +565,8 @@ int main(int argc, char ** argv) {
     printer p;
     p.format = o.format;
     p.show_batch = !(o.n_batch.size() == 1 && o.n_batch[0] == k_default_batch);
+    p.show_ubatch = !(o.n_ubatch.size() == 1 && o.n_ubatch[0] == k_default_ubatch);
+    p.show_types = !(o.type_k.size() == 1 && o.type_k[0] == "f16" && o.type_v.size() == 1 && o.type_v[0] == "f16");
     p.show_devices = o.devices;
     p.header();
     int rc = 0;

@@ -8,7 +8,8 @@ if(TARGET tern-make-model)
 endif()
 
 # tern-bench: every kind of test in every output format on the bundled model, and
-# bad command lines: exit status 2 and an error line naming the flag.
+# bad command lines: exit status 2 and an error line naming the flag (the
+# option table's messages, examples/cli/options.h).
 if(TARGET tern-bench)
   tern_emulated(tern-bench tern_bench_bin)  # cross builds: a script that runs it under qemu
   add_test(NAME test_bench_cli COMMAND sh -c [=[
@@ -20,19 +21,19 @@ bad() {
   case "$out" in "tern-bench: $want"*) [ $rc -eq 2 ] && return ;; esac
   fail "tern-bench $* -> exit $rc: $out"
 }
-bad "-p: '12x' has trailing" -m "$model" -p 12x
-bad "-p: '+5' is not a number" -m "$model" -p +5
-bad "-n: '-5' is negative" -m "$model" -n -5
-bad "-d: empty item in '1,,2'" -m "$model" -d 1,,2
-bad "-d: empty item in '4,'" -m "$model" -d 4,
-bad "-t: '0' is less than 1" -m "$model" -t 0
-bad "-b: '99999999999' is out of range" -m "$model" -b 99999999999
-bad "-r: 'x' is not a number" -m "$model" -r x
-bad "-pg: '128' is not PP,TG" -m "$model" -pg 128
-bad "-o: 'xml' is not md, csv or json" -m "$model" -o xml
-bad "-m: empty item" -m "$model,"
-bad "-p needs a value" -m "$model" -p
+bad "option -p needs an integer, not '12x'" -m "$model" -p 12x
+bad "option -n: -5 is out of range [0, " -m "$model" -n -5
+bad "option -d: empty item in '1,,2'" -m "$model" -d 1,,2
+bad "option -d: empty item in '4,'" -m "$model" -d 4,
+bad "option -t: 0 is out of range [1, " -m "$model" -t 0
+bad "option -b: 99999999999 is out of range" -m "$model" -b 99999999999
+bad "option -r needs an integer, not 'x'" -m "$model" -r x
+bad "option -pg: '128' is not PP,TG" -m "$model" -pg 128
+bad "option -o: 'xml' is not one of md|csv|json" -m "$model" -o xml
+bad "option -m: empty item" -m "$model,"
+bad "option -p needs a value" -m "$model" -p
 bad "unknown option '--nope'" -m "$model" --nope 1
+bad "option -fa: '1': flash attention is not implemented" -m "$model" -fa 1
 bad "no model" -p 8
 bad "nothing to run" -m "$model" -p 0 -n 0
 "$bin" --help | grep -q -e "-pg PP,TG" || fail "--help"

@@ -37,3 +37,14 @@ if(TARGET tern_cli AND TERN_JSON_SCHEMA)
   include(${PROJECT_SOURCE_DIR}/toolchain/emulator.cmake)
   tern_emulated_bin_dir(test_grammar_cli tern_cli)
 endif()
+
+# The option table (examples/cli/options.h) against tern and tern-bench: every
+# flag accepted, with one meaning, by each command that lists it; --opt=value;
+# "did you mean"; one-line errors; help generated from the table.
+if(TARGET tern_cli AND TARGET tern-bench)
+  tern_add_test(NAME test_cli_options SOURCES test_cli_options.cpp)
+  target_link_libraries(test_cli_options PRIVATE tern_cli_options)
+  add_dependencies(test_cli_options tern_cli tern-bench)
+  include(${PROJECT_SOURCE_DIR}/toolchain/emulator.cmake)
+  tern_emulated_bin_dir(test_cli_options tern_cli tern-bench)
+endif()

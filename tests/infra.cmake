@@ -76,6 +76,21 @@ if(CMAKE_CROSSCOMPILING)
   set_tests_properties(install_consumer PROPERTIES DISABLED TRUE)
 endif()
 
+# subproject_consumer: Tern added with add_subdirectory (as FetchContent does)
+# defines the library alone: no test, bench or example target (issue 23).
+add_test(NAME subproject_consumer
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/infra/run_subproject_test.sh ${PROJECT_SOURCE_DIR}
+                 ${CMAKE_CURRENT_SOURCE_DIR}/infra/subproject_consumer ${CMAKE_COMMAND} ${CMAKE_C_COMPILER}
+                 ${CMAKE_CXX_COMPILER})
+# readme_generate: the README's generate command builds tern and what it
+# needs, never a test program (ninja -t commands on a fresh configuration).
+add_test(NAME readme_generate
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/infra/readme_generate_check.sh ${PROJECT_SOURCE_DIR} ${CMAKE_COMMAND})
+set_tests_properties(readme_generate PROPERTIES SKIP_RETURN_CODE 77)
+if(CMAKE_CROSSCOMPILING)  # both configure for the build machine
+  set_tests_properties(subproject_consumer readme_generate PROPERTIES DISABLED TRUE)
+endif()
+
 # examples/simple greedy-generates from stories260K like llama.cpp does
 # (reference/stories260K.0.json: every margin of these tokens is > 0.8).
 # Without the shared data it reports Skipped (exit 77).

@@ -109,6 +109,10 @@ static const lang_case k_lang[] = {
     {"{% macro greet(name, p='Hi') %}{{ p }} {{ name }}{% endmacro %}{{ greet('A') }}/{{ greet('B', p='Yo') }}", NULL,
      "Hi A/Yo B"},
     {"{% macro f(n) %}{% if n > 0 %}{{ n }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(3) }}", NULL, "321"},
+    // *list / **dict expanded into a call's arguments (minja's calls; keyword items after the positional ones)
+    {"{% macro g(a, b, c='c') %}{{ a }}{{ b }}{{ c }}{% endmacro %}{% set l = [1, 2] %}{{ g(*l) }}|{{ g(0, *[9]) }}|"
+     "{{ g(*l, **{'c': 'k'}) }}|{{ g(**{'b': 'y', 'a': 'x'}) }}|{{ '{}-{}'.format(*['p', 'q']) }}|{{ range(*[1, 4]) | list }}",
+     NULL, "12c|09c|12k|xyc|p-q|[1, 2, 3]"},
     {"{{ '  a b  ' | trim }}|{{ 'Ab' | upper }}{{ 'Ab' | lower }}|{{ 'hello world' | title }}|{{ 'hELLO' | capitalize }}",
      NULL, "a b|ABab|Hello World|Hello"},
     {"{{ [1, 2, 3] | length }}{{ 'héllo' | length }}{{ {'a': 1} | length }}|{{ [1, 2] | join('-') }}|{{ x | default('d') }}",
@@ -190,6 +194,10 @@ static void test_hostile(void) {
         {"{% include 'x' %}", "unsupported tag 'include'"},
         {"{{ 'unterminated }}", "unterminated string"},
         {"{{ 1 / 0 }}", "division by zero"},
+        {"{{ range(*5) }}", "*argument: expansion needs a list"},
+        {"{{ range(**[1]) }}", "**argument: expansion needs a dict"},
+        {"{% macro g(a) %}{% endmacro %}{{ g(**{1: 2}) }}", "keyword names must be strings"},
+        {"{{ range(n=*[1]) }}", "expected an expression after 'n='"},
         {"{% set x = [] %}{% for i in range(1000) %}{{ x.append(x) }}{% endfor %}{{ x | tojson }}", "nested too deep"},
     };
     for (const bad & b : cases) {

@@ -413,7 +413,7 @@ static void test_run_llama_cli(void) {
     CHECK_MSG(json_field(out, "stop") == "\"stop_string\"" && count_tokens(out) == 1, "-r <s>: %s", out.c_str());
     run(base + "-p Hi -n 3 --temp 0 --json --no-perf -l 1+100", out);
     CHECK_MSG(json_field(out, "stop") == "\"length\"" && count_tokens(out) == 3, "-l 1+100: %s", out.c_str());
-    CHECK(run(base + "-p Hi -n 1 -r '' 2>&1", out) != 0 && out.find("empty stop string") != std::string::npos);
+    CHECK(run(base + "-p Hi -n 1 -r '' 2>&1", out) != 0 && out.find("option -r: an empty value") != std::string::npos);
     // Special tokens in the prompt: "</s>" is token 2, as `tern tokenize --parse-special` says.
     run(base + "-p '</s>Once' -n 0 --json --no-perf", out);
     std::string ids;

@@ -13,7 +13,6 @@
 // context stops the reply with a note; the chat goes on (/clear makes room).
 // For scripts: --messages FILE.json answers one conversation; --print-prompt
 // prints the formatted prompt and exits.
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,58 +26,25 @@
 #include "chat_json.h"
 #include "cli.h"
 #include "device_flags.h"
+#include "args_apply.h"
 #include "grammar_flags.h"
+#include "options.h"
 
-static const char * const chat_usage_head =
-        "usage: tern chat -m FILE [options]\n"
-        "       tern chat [-m FILE | --chat-template T] --messages FILE.json [--print-prompt]\n"
-        "\n"
-        "Chats with an instruct model: type a message, the reply streams back, and a\n"
-        "timings line follows on stderr. The history stays in the KV cache; each turn\n"
-        "evaluates only the new text. Ctrl-C stops a reply; Ctrl-C at the prompt or\n"
-        "Ctrl-D exits; /clear starts over (keeping the system prompt); a line ending\n"
-        "in \\ continues on the next line.\n"
-        "\n"
-        "options:\n"
-        "  -m, --model FILE         GGUF model\n"
-        "  -sys, --system-prompt S  system message (with --messages: put first)\n"
-        "  --chat-template T        a built-in template name (chatml, llama3, mistral-v7, ...)\n"
-        "                           or Jinja source, matched to a built-in by its markers unless\n"
-        "                           --jinja (default: the model's tokenizer.chat_template, run by\n"
-        "                           the Jinja engine, else chatml with a note)\n"
-        "  --chat-template-file F   the template's source from a file\n"
-        "  --jinja                  run --chat-template / --chat-template-file source in the Jinja\n"
-        "                           engine, as llama-cli --jinja (dates: the clock, or the\n"
-        "                           environment's SOURCE_DATE_EPOCH)\n"
-        "  --no-jinja               match the model's template to a built-in by its markers instead\n"
-        "                           (llama-cli's default)\n"
-        "  --messages FILE.json     answer this conversation and exit: an OpenAI-style array\n"
-        "                           [{\"role\": \"user\", \"content\": \"...\"}, ...]\n"
-        "  --print-prompt           with --messages: print the formatted prompt (ending with the\n"
-        "                           assistant's opening) and exit; -m is read for its template\n"
-        "                           only, and not needed with --chat-template\n"
-        "  -n, --n-predict N        most tokens per reply (default -1: until the end of the turn)\n"
-        "  -c, --ctx-size N         context size (default 4096, at most the training context;\n"
-        "                           0: the training context)\n"
-        "  -b, --batch-size N       prompt tokens per decode (default 512)\n"
-        "  -t, --threads N          threads (default: the online CPUs, at most 4)\n";
-static const char * const chat_usage_tail =
-        "  --temp T                 temperature (default 0.8; 0: greedy)\n"
-        "  --top-k K                top-k (default 40; 0: off)\n"
-        "  --top-p P                top-p (default 0.95; 1: off)\n"
-        "  --min-p P                min-p (default 0.05; 0: off)\n"
-        "  --repeat-penalty R       repetition penalty (default 1: off)\n"
-        "  --repeat-last-n N        tokens the penalty looks back over, the conversation included\n"
-        "                           (default 64)\n"
-        "  -s, --seed S             sampler seed (default: random)\n"
-        "  --no-perf                no timings line after each reply\n"
-        "  -v, --verbose            the seed and settings, and per turn the cache bookkeeping\n"
-        "                           (tokens kept, tokens cut back), on stderr\n"
-        "  -h, --help               this text\n";
-
-static void chat_usage(FILE * f) {
-    fprintf(f, "%s%s%s%s", chat_usage_head, cli_devices_help, cli_grammar_help, chat_usage_tail);
-}
+static const cli_command chat_command = {
+    CLI_CHAT, "tern chat",
+    "usage: tern chat -m FILE [options]\n"
+    "       tern chat [-m FILE | --chat-template T] --messages FILE.json [--print-prompt]\n"
+    "\n"
+    "Chats with an instruct model: type a message, the reply streams back, and a\n"
+    "timings line follows on stderr. The history stays in the KV cache; each turn\n"
+    "evaluates only the new text. Ctrl-C stops a reply; Ctrl-C at the prompt or\n"
+    "Ctrl-D exits; /clear starts over (keeping the system prompt); a line ending\n"
+    "in \\ continues on the next line. Options take their value as `--opt value`\n"
+    "or `--opt=value`; the sampling, context and device flags are tern run's.\n"
+    "\n"
+    "options:\n",
+    NULL,
+};
 
 static volatile sig_atomic_t g_interrupted = 0;
 static volatile sig_atomic_t g_abort_decode = 0;  // Ctrl-C may abort the decode in progress (prompt only)
@@ -89,22 +55,6 @@ static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-// A random seed when none is given, as tern run: /dev/urandom, else the clock and the pid.
-static uint32_t random_seed(void) {
-    uint32_t s = 0;
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        if (read(fd, &s, sizeof(s)) != (ssize_t) sizeof(s)) s = 0;
-        close(fd);
-    }
-    if (s == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        s = (uint32_t) ts.tv_nsec ^ ((uint32_t) ts.tv_sec << 7) ^ ((uint32_t) getpid() << 16);
-    }
-    return s;
 }
 
 // How the conversation is formatted: the template (NULL: the model's own) and
@@ -167,6 +117,8 @@ struct chat_session {
     long long n_predict;
     bool perf, verbose;
     bool grammar;                  // each reply restarts the grammar
+    std::vector<cli_bias> biases;  // -l, added to the logits before each sample
+    std::vector<std::string> stops;  // -r: a reply ends with one (or it and at most 2 more characters)
     std::vector<chat_msg> history;
     std::string cached;            // the text whose tokens the cache holds
     std::vector<chat_mark> marks;  // increasing; marks[0] = {0, 0}
@@ -249,6 +201,16 @@ static feed_result feed(chat_session * s, const std::string & text, int32_t * n_
     return FEED_OK;
 }
 
+// -r as tern run checks it (llama-cli without -i): the reply ends with a stop
+// string, or with one and at most 2 more characters (a token may carry more).
+static bool stop_found(const std::vector<std::string> & stops, const std::string & reply) {
+    for (const std::string & stop : stops) {
+        const size_t from = reply.size() > stop.size() + 2 ? reply.size() - (stop.size() + 2) : 0;
+        if (reply.find(stop, from) != std::string::npos) return true;
+    }
+    return false;
+}
+
 enum turn_result { TURN_DONE, TURN_STOPPED, TURN_FULL, TURN_NO_ROOM, TURN_ERROR };
 
 static void print_full(const chat_session * s, bool in_prompt, int32_t n_more) {
@@ -301,6 +263,7 @@ static turn_result turn(chat_session * s, std::string * reply) {
     }
     for (long long k = 0; s->n_predict < 0 || k < s->n_predict; k++) {
         if (g_interrupted) { stopped = true; break; }
+        cli_biases_apply(s->biases, tern_get_logits_ith(s->ctx, -1));
         tern_token t = tern_sampler_sample(s->smpl, s->ctx, -1);
         if (t < 0) {
             fprintf(stderr, "\ntern chat: sampling: %s\n", tern_last_error());
@@ -313,6 +276,7 @@ static turn_result turn(chat_session * s, std::string * reply) {
         fwrite(pc.data(), 1, pc.size(), stdout);
         fflush(stdout);
         if (s->grammar && tern_sampler_grammar_state(s->smpl) == 2) break;   // the grammar's text is complete
+        if (stop_found(s->stops, *reply)) break;
         if ((uint32_t) s->n_past >= s->n_ctx) { full = true; break; }
         tern_batch b = tern_batch_get_one(&t, 1);
         tern_pos pos = s->n_past;
@@ -381,50 +345,20 @@ static bool read_line(std::string * line, bool tty, bool * refused) {
 }
 
 int cmd_chat(int argc, char ** argv) {
-    const char * path = NULL, * system_prompt = NULL, * tmpl_arg = NULL, * messages_file = NULL, * tmpl_file = NULL;
-    bool print_prompt = false, perf = true, verbose = false, jinja = false, no_jinja = false;
-    const long n_online = sysconf(_SC_NPROCESSORS_ONLN);
-    long long n_predict = -1, n_ctx = 4096, n_batch = 512, last_n = 64, seed = -1;
-    long long n_threads = n_online > 0 && n_online < 4 ? n_online : 4;
-    tern_sampler_params sp = tern_sampler_default_params();
-    sp.temp = 0.8f; sp.top_k = 40; sp.top_p = 0.95f; sp.min_p = 0.05f;
-    sp.repeat_penalty = 1.0f; sp.frequency_penalty = 0.0f; sp.presence_penalty = 0.0f;
+    cli_args args;
+    const cli_result pr = cli_parse(chat_command, argc, argv, &args);
+    if (pr != CLI_GO) return pr == CLI_EXIT_OK ? 0 : 1;
+    if (args.has(O_VERSION)) { cli_print_version(); return 0; }
     cli_devices dev;
+    cli_devices_from_args(args, &dev);
+    const char * path = args.str(O_MODEL), * system_prompt = args.str(O_SYSTEM), * tmpl_arg = args.str(O_CHAT_TEMPLATE);
+    const char * messages_file = args.str(O_MESSAGES), * tmpl_file = args.str(O_CHAT_TEMPLATE_FILE);
+    const bool print_prompt = args.has(O_PRINT_PROMPT), perf = !args.has(O_NO_PERF), verbose = args.has(O_VERBOSE);
+    const bool jinja = args.has(O_JINJA), no_jinja = args.has(O_NO_JINJA);
+    const long long n_predict = args.num(O_N_PREDICT, -1);
+    tern_sampler_params sp = tern_sampler_default_params();
+    std::vector<cli_bias> biases = cli_logit_biases(args);
     cli_grammar grammar;
-    for (int i = 1; i < argc; i++) {
-        const char * a = argv[i];
-        bool ok = true;
-        if (cli_device_flag("tern chat", argc, argv, i, dev, &ok)) {}
-        else if (cli_grammar_flag("tern chat", argc, argv, i, grammar, &ok)) {}
-        else if (!strcmp(a, "-m") || !strcmp(a, "--model")) ok = cli_value(argc, argv, i, path);
-        else if (!strcmp(a, "-sys") || !strcmp(a, "--system-prompt")) ok = cli_value(argc, argv, i, system_prompt);
-        else if (!strcmp(a, "--chat-template")) ok = cli_value(argc, argv, i, tmpl_arg);
-        else if (!strcmp(a, "--chat-template-file")) ok = cli_value(argc, argv, i, tmpl_file);
-        else if (!strcmp(a, "--jinja")) jinja = true;
-        else if (!strcmp(a, "--no-jinja")) no_jinja = true;
-        else if (!strcmp(a, "--messages")) ok = cli_value(argc, argv, i, messages_file);
-        else if (!strcmp(a, "--print-prompt")) print_prompt = true;
-        else if (!strcmp(a, "-n") || !strcmp(a, "--n-predict")) ok = cli_int(argc, argv, i, n_predict, -1, INT32_MAX);
-        else if (!strcmp(a, "-c") || !strcmp(a, "--ctx-size")) ok = cli_int(argc, argv, i, n_ctx, 0, INT32_MAX);
-        else if (!strcmp(a, "-b") || !strcmp(a, "--batch-size")) ok = cli_int(argc, argv, i, n_batch, 1, INT32_MAX);
-        else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) ok = cli_int(argc, argv, i, n_threads, 1, TERN_MAX_THREADS);
-        else if (!strcmp(a, "--temp")) ok = cli_float(argc, argv, i, sp.temp);
-        else if (!strcmp(a, "--top-k")) { long long k = 0; ok = cli_int(argc, argv, i, k, 0, INT32_MAX); sp.top_k = (int32_t) k; }
-        else if (!strcmp(a, "--top-p")) ok = cli_float(argc, argv, i, sp.top_p);
-        else if (!strcmp(a, "--min-p")) ok = cli_float(argc, argv, i, sp.min_p);
-        else if (!strcmp(a, "--repeat-penalty")) ok = cli_float(argc, argv, i, sp.repeat_penalty);
-        else if (!strcmp(a, "--repeat-last-n")) ok = cli_int(argc, argv, i, last_n, 0, INT32_MAX);
-        else if (!strcmp(a, "-s") || !strcmp(a, "--seed")) ok = cli_int(argc, argv, i, seed, 0, (long long) UINT32_MAX);
-        else if (!strcmp(a, "--no-perf")) perf = false;
-        else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) verbose = true;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { chat_usage(stdout); return 0; }
-        else { fprintf(stderr, "tern chat: unknown option '%s'\n", a); chat_usage(stderr); return 1; }
-        if (!ok) return 1;
-    }
-    if (dev.list) {
-        cli_list_devices(stdout);
-        return 0;
-    }
     if (print_prompt && !messages_file) { fprintf(stderr, "tern chat: --print-prompt needs --messages FILE.json\n"); return 1; }
     if (tmpl_arg && tmpl_file) {
         fprintf(stderr, "tern chat: give one of --chat-template and --chat-template-file\n");
@@ -439,6 +373,7 @@ int cmd_chat(int argc, char ** argv) {
         fprintf(stderr, "tern chat: -m FILE is required (try tern chat --help)\n");
         return 1;
     }
+    if (!cli_grammar_from_args("tern chat", args, &grammar)) return 1;
 
     std::vector<chat_msg> messages;
     if (messages_file) {
@@ -456,11 +391,16 @@ int cmd_chat(int argc, char ** argv) {
     tern_context_params cp = tern_context_default_params();
     if (path) {
         tern_model_params mp = tern_model_default_params();
+        cli_apply_model(args, &mp);
         mp.vocab_only = print_prompt;
         if (!print_prompt) cli_devices_apply("tern chat", dev, &mp, &cp);
         m = cli_load_model(path, mp);
         if (!m) return 1;
         if (!print_prompt) cli_devices_loaded("tern chat", dev, m);
+        if (!print_prompt && !cli_biases_check("tern chat", biases, m, false)) {
+            tern_model_free(m);
+            return 1;
+        }
     }
     // The template: the one given (a built-in name, or source matched to a built-in
     // unless --jinja), else the model's own in the Jinja engine (unless --no-jinja),
@@ -495,13 +435,10 @@ int cmd_chat(int argc, char ** argv) {
         return ok ? 0 : 1;
     }
 
-    const int32_t n_train = tern_model_n_ctx_train(m);
-    cp.n_ctx = (uint32_t) (n_ctx == 0 || (n_train > 0 && n_ctx > n_train) ? n_train : n_ctx);
-    cp.n_batch = (uint32_t) (n_batch < (long) cp.n_ctx ? n_batch : (long) cp.n_ctx);
-    cp.n_threads = (int32_t) n_threads;
+    cli_apply_context(args, &cp, tern_model_n_ctx_train(m));
+    if (cp.n_batch > cp.n_ctx) cp.n_batch = cp.n_ctx;
     cp.abort_callback = abort_cb;
-    sp.seed = seed < 0 ? random_seed() : (uint32_t) seed;
-    sp.penalty_last_n = (int32_t) last_n;
+    cli_apply_sampling(args, &sp, cp.n_ctx);
     tern_context * ctx = NULL;
     tern_sampler * smpl = NULL;
     tern_status st = tern_context_create(m, &cp, &ctx);
@@ -535,6 +472,8 @@ int cmd_chat(int argc, char ** argv) {
     s.perf = perf;
     s.verbose = verbose;
     s.grammar = !grammar.text.empty();
+    s.biases = biases;
+    s.stops = cli_stop_strings(args, true);
     s.marks.assign(1, chat_mark{0, 0});
     s.n_past = 0;
 

@@ -6,35 +6,29 @@
 #include <string>
 #include "cli.h"
 #include "device_flags.h"
+#include "options.h"
 
-static void info_usage(FILE * f) {
-    fprintf(f,
-        "usage: tern info -m FILE [options]\n"
-        "\n"
-        "Prints the architecture, hyper-parameters, tokenizer (model and size), every\n"
-        "tensor (name, type, shape, bytes, offset), total bytes, load time and the load\n"
-        "path used (mmap, read or blob), and whether Tern can run it. Any valid GGUF is\n"
-        "described: a file Tern cannot run (an architecture not compiled in, a vocabulary\n"
-        "without weights, a missing tensor, inconsistent hyper-parameters, a tokenizer or\n"
-        "pre-tokenizer Tern does not know, no vocabulary at all) is read for its metadata\n"
-        "and tokenizer, with one `runnable: no (...)` line saying why, and exit status 0.\n"
-        "A broken file (not GGUF, truncated, malformed) prints one error line on stderr\n"
-        "and exits with status 1. The weights are never read, rewritten (repacked) or\n"
-        "prefetched: a mapped file's weight pages stay untouched (except with --no-mmap,\n"
-        "--blob or --check-tensors, which read the file).\n"
-        "\n"
-        "options:\n"
-        "  -m, --model FILE   GGUF file (the first part of a split model loads all parts)\n"
-        "  --no-mmap          read() the file into one buffer instead of mapping it\n"
-        "  --blob             read the file into memory and load it as a caller's blob\n"
-        "  --vocab-only       metadata and vocabulary only (any architecture, no weights)\n"
-        "  --check-tensors    validate that weights and block scales are finite\n"
-        "  --meta             also print every metadata key and value\n"
-        "  -ngl N, --device LIST, -ot REGEX=DEV, -ts A,B\n"
-        "                     where the layers and weights would run on those devices\n"
-        "                     (placement: layers per device, bytes of weights)\n"
-        "  -h, --help         this text\n");
-}
+static const cli_command info_command = {
+    CLI_INFO, "tern info",
+    "usage: tern info -m FILE [options]\n"
+    "\n"
+    "Prints the architecture, hyper-parameters, tokenizer (model and size), every\n"
+    "tensor (name, type, shape, bytes, offset), total bytes, load time and the load\n"
+    "path used (mmap, read or blob), and whether Tern can run it. Any valid GGUF is\n"
+    "described: a file Tern cannot run (an architecture not compiled in, a vocabulary\n"
+    "without weights, a missing tensor, inconsistent hyper-parameters, a tokenizer or\n"
+    "pre-tokenizer Tern does not know, no vocabulary at all) is read for its metadata\n"
+    "and tokenizer, with one `runnable: no (...)` line saying why, and exit status 0.\n"
+    "A broken file (not GGUF, truncated, malformed) prints one error line on stderr\n"
+    "and exits with status 1. The weights are never read, rewritten (repacked) or\n"
+    "prefetched: a mapped file's weight pages stay untouched (except with --no-mmap,\n"
+    "--blob or --check-tensors, which read the file). With -ngl, --device, -ot or -ts:\n"
+    "where the layers and weights would run on those devices (placement: layers per\n"
+    "device, bytes of weights).\n"
+    "\n"
+    "options:\n",
+    NULL,
+};
 
 // Load without printing; the status and error line are kept for the caller.
 static tern_model * load_quiet(const char * path, const tern_model_params & p, bool blob, std::string & bytes,
@@ -53,23 +47,17 @@ static tern_model * load_quiet(const char * path, const tern_model_params & p, b
 static void quiet_log(tern_log_level, const char *, void *) {}
 
 int cmd_info(int argc, char ** argv) {
-    const char * path = NULL;
-    bool blob = false, meta = false;
+    cli_args args;
+    const cli_result pr = cli_parse(info_command, argc, argv, &args);
+    if (pr != CLI_GO) return pr == CLI_EXIT_OK ? 0 : 1;
+    const char * path = args.str(O_MODEL);
+    const bool blob = args.has(O_BLOB), meta = args.has(O_META);
     tern_model_params p = tern_model_default_params();
+    if (args.has(O_NO_MMAP)) p.use_mmap = 0;
+    if (args.has(O_VOCAB_ONLY)) p.vocab_only = 1;
+    if (args.has(O_CHECK_TENSORS)) p.check_tensors = 1;
     cli_devices dev;
-    for (int i = 1; i < argc; i++) {
-        const char * a = argv[i];
-        bool ok = true;
-        if (cli_device_flag("tern info", argc, argv, i, dev, &ok)) { if (!ok) return 1; }
-        else if (!strcmp(a, "-m") || !strcmp(a, "--model")) { if (!cli_value(argc, argv, i, path)) return 1; }
-        else if (!strcmp(a, "--no-mmap")) p.use_mmap = 0;
-        else if (!strcmp(a, "--blob")) blob = true;
-        else if (!strcmp(a, "--vocab-only")) p.vocab_only = 1;
-        else if (!strcmp(a, "--check-tensors")) p.check_tensors = 1;
-        else if (!strcmp(a, "--meta")) meta = true;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { info_usage(stdout); return 0; }
-        else { fprintf(stderr, "tern info: unknown option '%s'\n", a); info_usage(stderr); return 1; }
-    }
+    cli_devices_from_args(args, &dev);
     if (!path) { fprintf(stderr, "tern info: -m FILE is required\n"); return 1; }
     cli_devices_apply("tern info", dev, &p, NULL);
     // Metadata only: the weights are bound (shapes checked) but never read,

@@ -5,39 +5,26 @@
 #include <string>
 #include <vector>
 #include "cli.h"
+#include "options.h"
 
-static void tokenize_usage(FILE * f) {
-    fprintf(f,
-        "usage: tern tokenize -m FILE (-p TEXT | -f FILE) [options]\n"
-        "\n"
-        "Prints the token ids of the text on one line, separated by single spaces;\n"
-        "with --pieces one token a line as llama-tokenize does: `ID -> 'PIECE'`\n"
-        "(control bytes of a piece escaped).\n"
-        "\n"
-        "options:\n"
-        "  -m, --model FILE      GGUF file (only its vocabulary is loaded)\n"
-        "  -p, --prompt TEXT     text to tokenize\n"
-        "  -f, --file FILE       read the text from a file (-: standard input), byte for byte\n"
-        "  --pieces              each id with its piece, one a line\n"
-        "  --no-bos              do not add the BOS/EOS tokens the model asks for\n"
-        "  --parse-special       turn the text of special tokens (<s>, <|im_end|>) into their ids\n"
-        "  -h, --help            this text\n");
-}
+static const cli_command tokenize_command = {
+    CLI_TOKENIZE, "tern tokenize",
+    "usage: tern tokenize -m FILE (-p TEXT | -f FILE) [options]\n"
+    "\n"
+    "Prints the token ids of the text on one line, separated by single spaces;\n"
+    "with --pieces one token a line as llama-tokenize does: `ID -> 'PIECE'`\n"
+    "(control bytes of a piece escaped). Only the model's vocabulary is loaded.\n"
+    "\n"
+    "options:\n",
+    NULL,
+};
 
 int cmd_tokenize(int argc, char ** argv) {
-    const char * path = NULL, * prompt = NULL, * file = NULL;
-    bool add_special = true, parse_special = false, pieces = false;
-    for (int i = 1; i < argc; i++) {
-        const char * a = argv[i];
-        if (!strcmp(a, "-m") || !strcmp(a, "--model")) { if (!cli_value(argc, argv, i, path)) return 1; }
-        else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) { if (!cli_value(argc, argv, i, prompt)) return 1; }
-        else if (!strcmp(a, "-f") || !strcmp(a, "--file")) { if (!cli_value(argc, argv, i, file)) return 1; }
-        else if (!strcmp(a, "--no-bos")) add_special = false;
-        else if (!strcmp(a, "--parse-special")) parse_special = true;
-        else if (!strcmp(a, "--pieces")) pieces = true;
-        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) { tokenize_usage(stdout); return 0; }
-        else { fprintf(stderr, "tern tokenize: unknown option '%s'\n", a); tokenize_usage(stderr); return 1; }
-    }
+    cli_args args;
+    const cli_result pr = cli_parse(tokenize_command, argc, argv, &args);
+    if (pr != CLI_GO) return pr == CLI_EXIT_OK ? 0 : 1;
+    const char * path = args.str(O_MODEL), * prompt = args.str(O_PROMPT), * file = args.str(O_FILE);
+    const bool add_special = !args.has(O_NO_BOS), parse_special = args.has(O_PARSE_SPECIAL), pieces = args.has(O_PIECES);
     if (!path) { fprintf(stderr, "tern tokenize: -m FILE is required\n"); return 1; }
     if (!prompt == !file) { fprintf(stderr, "tern tokenize: give exactly one of -p TEXT and -f FILE\n"); return 1; }
     std::string text;

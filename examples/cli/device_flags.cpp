@@ -8,88 +8,30 @@
 #include "tern_hal.h"
 #endif
 
-const char * const cli_devices_help =
-    "  -ngl, --n-gpu-layers N   the last N layers run on the devices (-1 or >= the layer count: all;\n"
-    "                           the output layer follows the last one; default 0)\n"
-    "  -dev, --device LIST      devices to use, comma-separated NAME[:PARAMS] (sim0, vulkan0, none);\n"
-    "                           default: every accelerator present (never the sim device)\n"
-    "  -ot, --override-tensor P=DEV  weights whose name matches the regex P go to DEV (a device\n"
-    "                           or CPU); comma-separated or repeated, the first match wins\n"
-    "  -ts, --tensor-split A,B  proportions of the offloaded layers per device (default: even)\n"
-    "  -nkvo, --no-kv-offload   keep every layer's KV cache on the CPU\n"
-    "  --no-op-offload          never move large matmuls of CPU weights to a device for prompts\n"
-    "  --graph-cache N          captured device graphs kept (default 12; 0: capture off)\n"
-    "  --list-devices           print the devices this build sees and exit\n";
-
-static bool want_value(const char * cmd, int argc, char ** argv, int & i, const char *& v) {
-    if (i + 1 >= argc) {
-        fprintf(stderr, "%s: %s needs a value\n", cmd, argv[i]);
-        return false;
-    }
-    v = argv[++i];
-    return true;
-}
-
-static bool whole_int(const char * s, long long lo, long long hi, long long * out) {
-    char * end = NULL;
-    const long long v = strtoll(s, &end, 10);
-    if (!*s || *end || v < lo || v > hi) return false;
-    *out = v;
-    return true;
-}
-
-bool cli_device_flag(const char * cmd, int argc, char ** argv, int & i, cli_devices & d, bool * ok) {
-    const char * a = argv[i];
-    const char * v = NULL;
-    *ok = true;
-    if (!strcmp(a, "-ngl") || !strcmp(a, "--n-gpu-layers") || !strcmp(a, "--gpu-layers")) {
-        *ok = want_value(cmd, argc, argv, i, v) && whole_int(v, -1, INT32_MAX, &d.ngl);
-        if (v && !*ok) fprintf(stderr, "%s: %s: '%s' is not a layer count (-1 or more)\n", cmd, a, v);
-    } else if (!strcmp(a, "-dev") || !strcmp(a, "--device")) {
-        *ok = want_value(cmd, argc, argv, i, v);
-        if (*ok) d.devices = v;
-    } else if (!strcmp(a, "-ot") || !strcmp(a, "--override-tensor")) {
-        *ok = want_value(cmd, argc, argv, i, v);
-        // llama.cpp's list: PATTERN=DEV,PATTERN=DEV
-        for (const char * p = v; *ok && p && *p;) {
-            const char * comma = strchr(p, ',');
-            const std::string one = comma ? std::string(p, comma) : std::string(p);
-            if (one.find('=') == std::string::npos || one.front() == '=' || one.back() == '=') {
-                fprintf(stderr, "%s: %s: '%s' is not PATTERN=DEVICE\n", cmd, a, one.c_str());
-                *ok = false;
-                break;
-            }
-            if (!d.overrides.empty()) d.overrides += ';';
-            d.overrides += one;
-            p = comma ? comma + 1 : NULL;
+void cli_devices_from_args(const cli_args & a, cli_devices * d) {
+    d->ngl = a.num(O_NGL, -2);
+    if (a.has(O_DEVICE)) d->devices = a.str(O_DEVICE);
+    for (const std::string & v : a.items[O_OVERRIDE_TENSOR]) {  // llama.cpp's list: PATTERN=DEV,PATTERN=DEV
+        for (size_t at = 0; at <= v.size();) {
+            size_t comma = v.find(',', at);
+            if (comma == std::string::npos) comma = v.size();
+            if (!d->overrides.empty()) d->overrides += ';';
+            d->overrides += v.substr(at, comma - at);
+            at = comma + 1;
         }
-    } else if (!strcmp(a, "-ts") || !strcmp(a, "--tensor-split")) {
-        *ok = want_value(cmd, argc, argv, i, v);
-        d.split.clear();
-        for (const char * p = v; *ok && p && *p;) {
+    }
+    if (a.has(O_TENSOR_SPLIT)) {  // the last -ts (checked by the table: numbers >= 0 between ',' or '/')
+        d->split.clear();
+        for (const char * p = a.str(O_TENSOR_SPLIT); p && *p;) {
             char * end = NULL;
-            const float f = strtof(p, &end);
-            if (end == p || !(f >= 0.0f) || (*end && *end != ',' && *end != '/')) {
-                fprintf(stderr, "%s: %s: '%s' is not a list of proportions (3,1)\n", cmd, a, v);
-                *ok = false;
-                break;
-            }
-            d.split.push_back(f);
+            d->split.push_back(strtof(p, &end));
             p = *end ? end + 1 : NULL;
         }
-    } else if (!strcmp(a, "-nkvo") || !strcmp(a, "--no-kv-offload")) {
-        d.nkvo = true;
-    } else if (!strcmp(a, "--no-op-offload")) {
-        d.no_op_offload = true;
-    } else if (!strcmp(a, "--graph-cache")) {
-        *ok = want_value(cmd, argc, argv, i, v) && whole_int(v, 0, 1 << 16, &d.graph_cache);
-        if (v && !*ok) fprintf(stderr, "%s: %s: '%s' is not a count\n", cmd, a, v);
-    } else if (!strcmp(a, "--list-devices")) {
-        d.list = true;
-    } else {
-        return false;
     }
-    return true;
+    d->nkvo = a.has(O_NKVO);
+    d->no_op_offload = a.has(O_NO_OP_OFFLOAD);
+    d->graph_cache = a.num(O_GRAPH_CACHE, -1);
+    d->list = a.has(O_LIST_DEVICES);
 }
 
 void cli_devices_apply(const char * cmd, const cli_devices & d, tern_model_params * mp, tern_context_params * cp) {

@@ -1,10 +1,12 @@
-// The accelerator flags of `tern run`, `tern chat` and `tern-bench`, as
-// llama.cpp spells them: -ngl, --device, -ot, -ts, -nkvo, --no-op-offload,
-// --graph-cache, --list-devices. One parser and one help text for all three.
+// The accelerator flags of `tern run`, `tern chat`, `tern info` and
+// `tern-bench`, as llama.cpp spells them: -ngl, --device, -ot, -ts, -nkvo,
+// --no-op-offload, --graph-cache, --list-devices (parsed and described by the
+// option table, options.h), and what they do to the parameters.
 #pragma once
 #include <stdio.h>
 #include <string>
 #include <vector>
+#include "options.h"
 #include "tern.h"
 
 struct cli_devices {
@@ -18,9 +20,8 @@ struct cli_devices {
     bool               list = false;    // --list-devices
 };
 
-// Is argv[i] a device flag? Then it is consumed (with its value) and *ok
-// tells whether its value was good (one error line on stderr otherwise).
-bool cli_device_flag(const char * cmd, int argc, char ** argv, int & i, cli_devices & d, bool * ok);
+// The flags of a parsed command line.
+void cli_devices_from_args(const cli_args & a, cli_devices * d);
 // The flags into model and context parameters (the strings stay d's: keep d
 // alive while loading). Prints the note about -ngl in a build without
 // devices, and about --device without -ngl.
@@ -41,5 +42,3 @@ void cli_print_placement(FILE * f, const tern_model * m, const tern_context * ct
 // Where each layer and the output run, with the bytes of weights per device
 // (tern info; nothing for a model on the CPU alone).
 void cli_print_layers(FILE * f, const tern_model * m);
-// Lines for --help.
-extern const char * const cli_devices_help;

@@ -8,15 +8,6 @@
 
 #include "cli.h"
 
-const char * const cli_grammar_help =
-    "  --grammar GRAMMAR        constrain the output to a GBNF grammar (llama.cpp's syntax, start\n"
-    "                           symbol root), e.g. 'root ::= \"yes\" | \"no\"'\n"
-    "  --grammar-file FILE      read the grammar from a file\n"
-    "  -j, --json-schema SCHEMA constrain the output to JSON the schema accepts ('{}': any object);\n"
-    "                           keywords a grammar cannot enforce are refused, naming the keyword\n"
-    "  -jf, --json-schema-file FILE  read the schema from a file\n"
-    "                           (with -n N the output is completed within N tokens)\n";
-
 static bool schema_to_grammar(const char * cmd, const std::string & schema, std::string & out) {
     const int32_t n = tern_json_schema_to_grammar(schema.c_str(), 0, NULL, 0);
     if (n < 0) {
@@ -32,30 +23,28 @@ static bool schema_to_grammar(const char * cmd, const std::string & schema, std:
     return true;
 }
 
-bool cli_grammar_flag(const char * cmd, int argc, char ** argv, int & i, cli_grammar & g, bool * ok) {
-    const char * a = argv[i];
-    const bool grammar = !strcmp(a, "--grammar"), grammar_file = !strcmp(a, "--grammar-file");
-    const bool schema = !strcmp(a, "-j") || !strcmp(a, "--json-schema");
-    const bool schema_file = !strcmp(a, "-jf") || !strcmp(a, "--json-schema-file");
-    if (!grammar && !grammar_file && !schema && !schema_file) return false;
-    const char * v;
-    *ok = cli_value(argc, argv, i, v);
-    if (!*ok) return true;
+bool cli_grammar_from_args(const char * cmd, const cli_args & a, cli_grammar * g) {
+    // The last of the four flags wins, as in llama-cli.
+    cli_id which = CLI_N_IDS;
+    for (cli_id id : {O_GRAMMAR, O_GRAMMAR_FILE, O_JSON_SCHEMA, O_JSON_SCHEMA_FILE})
+        if (a.has(id) && (which == CLI_N_IDS || a.last[id] > a.last[which])) which = id;
+    if (which == CLI_N_IDS) return true;
+    const char * v = a.str(which);
+    const bool from_file = which == O_GRAMMAR_FILE || which == O_JSON_SCHEMA_FILE;
+    const bool schema = which == O_JSON_SCHEMA || which == O_JSON_SCHEMA_FILE;
     std::string text;
-    if (grammar_file || schema_file) {
-        *ok = cli_read_file(v, text, CLI_MAX_TEXT_BYTES);
-        if (!*ok) return true;
+    if (from_file) {
+        if (!cli_read_file(v, text, CLI_MAX_TEXT_BYTES)) return false;
     } else {
         text = v;
     }
-    if (schema || schema_file) {
+    if (schema) {
         std::string converted;
-        *ok = schema_to_grammar(cmd, text, converted);
-        if (!*ok) return true;
+        if (!schema_to_grammar(cmd, text, converted)) return false;
         text = converted;
     }
-    g.text = text;
-    g.source = grammar_file || schema_file ? v : a;
+    g->text = text;
+    g->source = from_file ? v : which == O_GRAMMAR ? "--grammar" : "--json-schema";
     return true;
 }
 

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <new>
 #include "cli.h"
+#include "options.h"
 
 static void print_usage(FILE * f) {
     fprintf(f,
@@ -34,7 +35,11 @@ static int dispatch(int argc, char ** argv) {
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 1, argv + 1);
     if (strcmp(cmd, "tokenize") == 0) return cmd_tokenize(argc - 1, argv + 1);
     if (strcmp(cmd, "chat") == 0) return cmd_chat(argc - 1, argv + 1);
-    fprintf(stderr, "tern: unknown command '%s' (try tern --help)\n", cmd);
+    const char * near = NULL;  // a typo of a command: the closest within 2 edits
+    for (const char * c : {"info", "run", "chat", "tokenize"})
+        if (cli_edit_distance(cmd, c) <= 2 && cli_edit_distance(cmd, c) < strlen(c)) near = c;
+    if (near) fprintf(stderr, "tern: unknown command '%s'; did you mean %s? (see `tern --help`)\n", cmd, near);
+    else fprintf(stderr, "tern: unknown command '%s' (see `tern --help`)\n", cmd);
     return 1;
 }
 

@@ -14,7 +14,8 @@
 // break / continue; literals (strings, numbers, true / false / none, lists,
 // dicts, tuples), arithmetic, comparisons, and / or / not, in / not in,
 // "is [not] test", ~, a if b else c, subscripts, slices with steps,
-// attributes, calls; filters, tests, globals and methods of jinja_builtins.cpp.
+// attributes, calls (keyword arguments, *list and **dict expanded into the
+// arguments); filters, tests, globals and methods of jinja_builtins.cpp.
 //
 // Values (jinja_value.cpp): undefined, none, bool, int, float, string (UTF-8,
 // lengths and slices in code points), list and dict (mutable, shared by

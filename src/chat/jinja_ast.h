@@ -43,6 +43,7 @@ struct jexpr;
 struct jarg {
     const char * name;      // keyword argument / macro parameter, else NULL
     uint32_t     name_len;
+    uint8_t      expand;    // call arguments: 1 *list (its items positional), 2 **dict (its items keyword)
     jexpr *      key;       // JX_DICT: the key
     jexpr *      value;
 };

@@ -123,18 +123,43 @@ struct args_buf {
 };
 
 bool eval_args(jrender * r, const jexpr * e, args_buf * a, const jv * first) {
+    // Values first: an expanded argument's count is known once it is evaluated.
+    jv * vals = (jv *) jmem_alloc(r->m, sizeof(jv) * (e->n_args + 1));
+    if (!vals) return jfail(r, "out of memory (%zu bytes for the template)", r->m->cap);
     uint32_t n_pos = first ? 1 : 0, n_kw = 0;
-    for (uint32_t i = 0; i < e->n_args; i++) (e->args[i].name ? n_kw : n_pos)++;
+    for (uint32_t i = 0; i < e->n_args && !r->failed; i++) {
+        const jarg & g = e->args[i];
+        vals[i] = eval(r, g.value);
+        if (r->failed) return false;
+        if (g.expand == 1) {
+            if (vals[i].t != J_LIST) return jfail(r, "*argument: expansion needs a list");
+            n_pos += vals[i].l->n;
+        } else if (g.expand == 2) {
+            if (vals[i].t != J_DICT) return jfail(r, "**argument: expansion needs a dict");
+            n_kw += vals[i].o->n;
+        } else {
+            (g.name ? n_kw : n_pos)++;
+        }
+    }
     a->pos = (jv *) jmem_alloc(r->m, sizeof(jv) * (n_pos + 1));
     a->kw = (jname *) jmem_alloc(r->m, sizeof(jname) * (n_kw + 1));
     a->kwv = (jv *) jmem_alloc(r->m, sizeof(jv) * (n_kw + 1));
     if (!a->pos || !a->kw || !a->kwv) return jfail(r, "out of memory (%zu bytes for the template)", r->m->cap);
     uint32_t p = 0, k = 0;
     if (first) a->pos[p++] = *first;
-    for (uint32_t i = 0; i < e->n_args && !r->failed; i++) {
-        jv v = eval(r, e->args[i].value);
-        if (e->args[i].name) {
-            a->kw[k] = jname{e->args[i].name, e->args[i].name_len};
+    for (uint32_t i = 0; i < e->n_args; i++) {
+        const jarg & g = e->args[i];
+        const jv & v = vals[i];
+        if (g.expand == 1) {
+            for (uint32_t j = 0; j < v.l->n; j++) a->pos[p++] = v.l->v[j];
+        } else if (g.expand == 2) {
+            for (uint32_t j = 0; j < v.o->n; j++) {
+                if (v.o->k[j].t != J_STR) return jfail(r, "**argument: keyword names must be strings");
+                a->kw[k] = jname{v.o->k[j].s, v.o->k[j].n};
+                a->kwv[k++] = v.o->v[j];
+            }
+        } else if (g.name) {
+            a->kw[k] = jname{g.name, g.name_len};
             a->kwv[k++] = v;
         } else {
             a->pos[p++] = v;

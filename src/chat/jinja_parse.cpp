@@ -407,8 +407,10 @@ struct parser {
                     p = save;
                 }
             }
-            if (p < end && *p == '*') {   // *args / **kwargs expansion
-                return fail("argument expansion (*args) is not supported");
+            if (p < end && *p == '*') {   // *list / **dict: expanded into the arguments (as minja: in calls only)
+                if (a.name) return fail("expected an expression after '%.*s='", (int) a.name_len, a.name);
+                a.expand = (p + 1 < end && p[1] == '*') ? 2 : 1;
+                p += a.expand;
             }
             a.value = expression();
             if (!a.value) return false;
