@@ -10,6 +10,12 @@
 //   - prompt argmax identical wherever the reference's top-2 gap > 0.1 * s;
 //   - greedy tokens identical for real trained models; for random-weight
 //     models, up to the first step whose greedy margin is <= 0.1 * s.
+// The ik peer rule (envelope_rule.ik_peer): references made by ik_llama.cpp
+// (../shared/peer/README.md: the architectures llama.cpp c392e509 predates,
+// flash attention off) are held to ik_llama's own calibrated bounds (issue 25:
+// it keeps Q and the softmax weights in F32 where c392e509 rounds them to F16,
+// and its quantized activations differ): F32 max |logit diff| <= 5e-3 * s,
+// quantized mean KL <= 3e-3, F16 unchanged (1e-5).
 #pragma once
 #include <math.h>
 #include <stdio.h>
@@ -53,6 +59,7 @@ struct envelope_rule {
     bool real_model;  // trained: greedy tokens must all match
     bool f32_model;   // max |diff| rule instead of KL
     bool f16_model;   // KL 1e-5 instead of 5e-4
+    bool ik_peer = false;  // the reference is ik_llama.cpp's: F32 5e-3 * s, quantized KL 3e-3
 };
 
 // The rule for a reference's model file name, as the README groups them.
@@ -118,8 +125,8 @@ static inline void envelope_check(const reference_case & rc, const std::string &
     mean /= rc.prompt_logits.size();
     for (float v : rc.prompt_logits) var += (v - mean) * (v - mean);
     const double s = std::max(1.0, sqrt(var / rc.prompt_logits.size()));
-    const double max_tol = 2e-3 * s;
-    const double kl_tol = rule.f16_model ? 1e-5 : 5e-4;
+    const double max_tol = (rule.ik_peer ? 5e-3 : 2e-3) * s;
+    const double kl_tol = rule.f16_model ? 1e-5 : rule.ik_peer ? 3e-3 : 5e-4;
     double max_diff = 0, kl_sum = 0, kl_max = 0;
     for (int i = 0; i < n && st == TERN_OK; i++) {
         const float * got = tern_get_logits_ith(ctx, i);
@@ -166,7 +173,7 @@ static inline void envelope_check(const reference_case & rc, const std::string &
     if (rule.real_model) {
         CHECK_MSG(matched == (int) rc.greedy_tokens.size(), "%s: greedy %d of %zu", what, matched, rc.greedy_tokens.size());
     }
-    printf("%-47s max|diff| %.2e  KL mean %.2e max %.2e (tol %s %.0e)  greedy %d/%zu\n", what, max_diff, kl_mean, kl_max,
+    printf("%-47s max|diff| %.2e  KL mean %.2e max %.2e (tol %s %.2g)  greedy %d/%zu\n", what, max_diff, kl_mean, kl_max,
            rule.f32_model ? "max|diff|" : "KL", rule.f32_model ? max_tol : kl_tol, matched, rc.greedy_tokens.size());
     tern_context_free(ctx);
     tern_model_free(m);

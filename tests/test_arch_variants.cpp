@@ -16,6 +16,18 @@
 //            (tests/tools/make_random_model.h), a window of 4 on the even
 //            layers: F32 and Q8_0, and F32 with a window of 4096 (the window
 //            matters). Random weights: greedy tokens up to the first small margin.
+//   qwen3    Qwen3's structure with random weights (q/k norms, key_length 32
+//            != n_embd / n_head), 8 layers of width 64: F32, Q8_0.
+//   smollm3  SmolLM3's structure with random weights, 8 layers of width 128
+//            (layers 3 and 7 without RoPE): F32, Q8_0; the same weights as a
+//            llama file give the peer other outputs (the skipped RoPE matters).
+//   gemma3   Gemma 3's structure with random weights, 12 layers of width 64
+//            (layers 5 and 11 global, linear RoPE scaling 8 there; the others
+//            windowed, window 4, base 10000): F32, Q8_0, and F32 with a window
+//            of 4096 (the window matters).
+// llama3, phi3, granite and gemma2 against llama.cpp c392e509 (its envelope);
+// qwen3, smollm3 and gemma3, which it predates, against ik_llama.cpp with the
+// ik peer rule (tests/envelope.h).
 //
 // For each: prompt logits at every position and 32 greedy tokens inside the
 // envelope; the factors matter (llama.cpp's outputs for the file differ from
@@ -23,7 +35,8 @@
 // saved state restores (the K-shift and sequence cases: test_kv_cache); files
 // with bad factors are refused with the reason.
 //
-// test_arch_variants --make DIR writes the files into DIR (to run `golden` on them).
+// test_arch_variants --make DIR writes the files into DIR (to run `golden` /
+// `golden-ik` on them), every architecture's, and the smollm3 weights as llama.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +44,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -49,7 +63,11 @@ namespace {
 const int kRot = 16;
 const float kBase = 10000.0f;
 
-enum variant_kind { LLAMA3, LONGROPE_SHORT, LONGROPE_LONG, GRANITE, GEMMA2, GEMMA2_NO_WINDOW };
+enum variant_kind { LLAMA3, LONGROPE_SHORT, LONGROPE_LONG, GRANITE, GEMMA2, GEMMA2_NO_WINDOW, QWEN3, SMOLLM3, SMOLLM3_AS_LLAMA,
+                    GEMMA3, GEMMA3_NO_WINDOW };
+
+bool random_weights(variant_kind k) { return k >= GEMMA2; }
+bool ik_peer(variant_kind k) { return k >= QWEN3; }
 
 struct variant {
     variant_kind kind;
@@ -72,7 +90,17 @@ const variant kVariants[] = {
     { GEMMA2, "F32", "gemma2-tiny-F32.gguf", "gemma2", false, false },
     { GEMMA2, "Q8_0", "gemma2-tiny-Q8_0.gguf", "gemma2", true, false },
     { GEMMA2_NO_WINDOW, "F32", "gemma2-tiny-nowindow-F32.gguf", "gemma2", false, false },
+    { QWEN3, "F32", "qwen3-tiny-F32.gguf", "qwen3", false, false },
+    { QWEN3, "Q8_0", "qwen3-tiny-Q8_0.gguf", "qwen3", true, false },
+    { SMOLLM3, "F32", "smollm3-tiny-F32.gguf", "smollm3", false, false },
+    { SMOLLM3, "Q8_0", "smollm3-tiny-Q8_0.gguf", "smollm3", true, false },
+    { GEMMA3, "F32", "gemma3-tiny-F32.gguf", "gemma3", false, false },
+    { GEMMA3, "Q8_0", "gemma3-tiny-Q8_0.gguf", "gemma3", true, false },
+    { GEMMA3_NO_WINDOW, "F32", "gemma3-tiny-nowindow-F32.gguf", "gemma3", false, false },
 };
+
+// Made for the peer only (its outputs show the skipped RoPE matters), not checked against Tern.
+const variant kSmollm3AsLlama = { SMOLLM3_AS_LLAMA, "F32", "smollm3-tiny-asllama-F32.gguf", "smollm3", false, false };
 
 // Phi-3.5-mini's layout (convert_hf_to_gguf's Phi3MiniModel): the phi3 rewrite
 // with its sliding_window (262144, past any context), an output.weight of its
@@ -98,21 +126,69 @@ gguf_extension phi35_extension(uint32_t original) {
 }
 
 bool arch_compiled(variant_kind k) {
-    return k == LLAMA3 ? true : k == GRANITE ? TERN_WITH_ARCH_GRANITE : (k == GEMMA2 || k == GEMMA2_NO_WINDOW) ? TERN_WITH_ARCH_GEMMA2
-                                                                                                            : TERN_WITH_ARCH_PHI3;
+    switch (k) {
+        case LLAMA3: case SMOLLM3_AS_LLAMA: return true;
+        case GRANITE: return TERN_WITH_ARCH_GRANITE;
+        case GEMMA2: case GEMMA2_NO_WINDOW: return TERN_WITH_ARCH_GEMMA2;
+        case QWEN3: return TERN_WITH_ARCH_QWEN3;
+        case SMOLLM3: return TERN_WITH_ARCH_SMOLLM3;
+        case GEMMA3: case GEMMA3_NO_WINDOW: return TERN_WITH_ARCH_GEMMA3;
+        default: return TERN_WITH_ARCH_PHI3;
+    }
 }
 
 const uint32_t kGemmaWindow = 4;
+
+// The random-weight files' structures (tests/tools/make_random_model.h); the
+// gemma2 spec is the default one. qwen3 and smollm3 take embeddings of std
+// 0.25: with 1 the tied output gave logits of std 8, and the peer's own
+// quantized activations (ik_llama's) then moved the mean KL past 3e-3
+// (qwen3 Q8_0: 6.8e-3, smollm3 1.8e-2) where a trained model's stays inside it.
+const float kStdEmbd = 0.25f;
+random_model_spec random_spec(const variant & v) {
+    random_model_spec s;
+    s.type = strcmp(v.source, "Q8_0") == 0 ? TERN_TYPE_Q8_0 : TERN_TYPE_F32;
+    switch (v.kind) {
+        case GEMMA2: case GEMMA2_NO_WINDOW:
+            s.n_swa = v.kind == GEMMA2 ? kGemmaWindow : 4096;
+            break;
+        case QWEN3:  // Qwen3-0.6B's proportions: key_length above n_embd / n_head, GQA
+            s.arch = "qwen3";
+            s.n_layer = 8;
+            s.std_embd = kStdEmbd;
+            break;
+        case SMOLLM3: case SMOLLM3_AS_LLAMA:  // head size n_embd / n_head (no key_length), GQA 2:1
+            s.arch = "smollm3";
+            s.n_embd = 128;
+            s.n_ff = 256;
+            s.n_layer = 8;
+            s.rope_base = 5.0e6f;  // SmolLM3-3B's
+            s.std_embd = kStdEmbd;
+            s.std_other = 0.05f;  // width 128 without post-norms: 0.12 gave F32 diffs of 0.6 and a Q8_0 KL past the bound
+            if (v.kind == SMOLLM3_AS_LLAMA) s.written_arch = "llama";
+            break;
+        default:  // gemma3: Gemma 3 1B's MQA, 2 global layers of 12
+            s.arch = "gemma3";
+            s.n_layer = 12;
+            s.n_head_kv = 1;
+            s.n_swa = v.kind == GEMMA3 ? kGemmaWindow : 4096;
+            // Embeddings of std 0.5: at 0.25 (logits of std 2) the F32 file sat at 0.55 of the
+            // ik bound (5e-3 of 1e-2: Tern's F16 rounding of Q and the softmax weights, c392e509's
+            // semantics, against ik_llama's F32) and Q8_0 at 0.48; at 0.5 (logits of std 4)
+            // 0.31-0.38 and 0.03. The argmax then follows the input token, as gemma2's does.
+            s.std_embd = 0.5f;
+            s.std_other = 0.08f;
+            break;
+    }
+    return s;
+}
 
 bool make_file(const std::string & shared, const std::string & dir, const variant & v, std::string * err) {
     const std::string src = shared + "/models/" + v.source, dst = dir + "/" + v.made;
     if (v.kind == LLAMA3) return gguf_extend(src, dst, gguf_extension_llama3(kRot, kBase, 2048), err);
     if (v.kind == GRANITE) return gguf_extend(src, dst, gguf_extension_granite(), err);
-    if (v.kind == GEMMA2 || v.kind == GEMMA2_NO_WINDOW) {  // random weights, stories260K's vocabulary
-        random_model_spec s;
-        s.type = strcmp(v.source, "Q8_0") == 0 ? TERN_TYPE_Q8_0 : TERN_TYPE_F32;
-        s.n_swa = v.kind == GEMMA2 ? kGemmaWindow : 4096;
-        return make_random_model(s, shared + "/models/stories260K.gguf", dst, err);
+    if (random_weights(v.kind)) {  // stories260K's vocabulary
+        return make_random_model(random_spec(v), shared + "/models/stories260K.gguf", dst, err);
     }
     const std::string tmp = dst + ".phi3";
     const bool ok = phi3_from_llama(src, tmp, 262144, err) &&
@@ -121,9 +197,11 @@ bool make_file(const std::string & shared, const std::string & dir, const varian
     return ok;
 }
 
-bool make_files(const std::string & shared, const std::string & dir) {
-    for (const variant & v : kVariants) {
-        if (!arch_compiled(v.kind)) continue;
+bool make_files(const std::string & shared, const std::string & dir, bool for_peer) {
+    std::vector<variant> vs(std::begin(kVariants), std::end(kVariants));
+    if (for_peer) vs.push_back(kSmollm3AsLlama);
+    for (const variant & v : vs) {
+        if (!for_peer && !arch_compiled(v.kind)) continue;
         std::string err;
         const bool ok = make_file(shared, dir, v, &err);
         CHECK_MSG(ok, "%s: %s", v.made, err.c_str());
@@ -145,9 +223,10 @@ void check_envelope(const std::string & data, const std::string & dir) {
         CHECK_MSG(reference_load(data + "/" + v.data, stem, rc), "%s/%s: cannot read the reference", v.data, stem.c_str());
         if (rc.n_vocab == 0) continue;
         envelope_rule rule;
-        rule.real_model = v.kind != GEMMA2 && v.kind != GEMMA2_NO_WINDOW;  // trained: every greedy token must match
+        rule.real_model = !random_weights(v.kind);  // trained: every greedy token must match
         rule.f32_model = !v.quantized && !v.f16;
         rule.f16_model = v.f16;
+        rule.ik_peer = ik_peer(v.kind);
         envelope_check(rc, stem, dir + "/" + v.made, rule, envelope_run());
     }
 }
@@ -215,23 +294,25 @@ void check_longrope_choice(const std::string & data, const std::string & dir) {
 // gemma2: the window matters (llama.cpp's outputs for the windowed file differ
 // from those for the same weights with a window of 4096), and the prompt
 // outgrows the window.
-void check_gemma2_window(const std::string & data) {
+// gemma3: the same with ik_llama's outputs. smollm3: its outputs for the same
+// weights as a llama file (RoPE on every layer) differ: the skipped RoPE matters.
+void check_differ(const std::string & data, const char * arch, const char * stem, const char * other, const char * what) {
     reference_case w, f;
-    CHECK(reference_load(data + "/gemma2", "gemma2-tiny-F32.1", w));
-    CHECK(reference_load(data + "/gemma2", "gemma2-tiny-nowindow-F32.1", f));
+    CHECK(reference_load(data + "/" + arch, stem, w));
+    CHECK(reference_load(data + "/" + arch, other, f));
     if (w.n_vocab == 0 || f.n_vocab == 0) return;
+    CHECK(w.prompt_tokens == f.prompt_tokens);
     CHECK_MSG(w.prompt_tokens.size() > 2 * kGemmaWindow, "the prompt (%zu tokens) must outgrow the window", w.prompt_tokens.size());
     double max_diff = 0;
     for (size_t i = 0; i < w.prompt_logits.size() && i < f.prompt_logits.size(); i++) {
         max_diff = std::max(max_diff, (double) fabsf(w.prompt_logits[i] - f.prompt_logits[i]));
     }
-    printf("gemma2: llama.cpp's prompt logits with and without the window differ by %.3g\n", max_diff);
-    CHECK_MSG(max_diff > 0.5, "the window moves llama.cpp's logits by only %.3g", max_diff);
+    printf("%s: the peer's prompt logits %s differ by %.3g\n", arch, what, max_diff);
+    CHECK_MSG(max_diff > 0.5, "%s: %s: the peer's logits move by only %.3g", arch, what, max_diff);
 }
 
 // A saved state restores into a fresh context: the next token's logits are the same, bit for bit.
-void check_state(const std::string & dir) {
-    const std::string path = dir + "/" + kVariants[0].made;
+void check_state_of(const std::string & path) {
     tern_model * m = NULL;
     tern_model_params mp = tern_model_default_params();
     if (tern_model_load_file(path.c_str(), &mp, &m) != TERN_OK) {
@@ -243,7 +324,7 @@ void check_state(const std::string & dir) {
     tern_context * a = NULL, * b = NULL;
     CHECK(tern_context_create(m, &cp, &a) == TERN_OK && tern_context_create(m, &cp, &b) == TERN_OK);
     if (a && b) {
-        tern_token toks[8] = { 1, 80, 147, 201, 282, 57, 313, 598 };
+        tern_token toks[8] = { 1, 80, 147, 201, 282, 57, 313, 398 };  // < 512: stories260K's vocabulary in the random files
         CHECK(tern_decode(a, tern_batch_get_one(toks, 7)) == TERN_OK);
         std::vector<uint8_t> state(tern_state_get_size(a));
         CHECK(tern_state_get_data(a, state.data(), state.size()) == state.size());
@@ -256,6 +337,15 @@ void check_state(const std::string & dir) {
     tern_context_free(a);
     tern_context_free(b);
     tern_model_free(m);
+}
+
+// Llama 3 and the random-weight architectures' F32 files.
+void check_state(const std::string & dir) {
+    for (const variant & v : kVariants) {
+        if (arch_compiled(v.kind) && (&v == &kVariants[0] || (random_weights(v.kind) && !v.quantized))) {
+            check_state_of(dir + "/" + v.made);
+        }
+    }
 }
 
 // Files with factors Tern must refuse, with the reason.
@@ -288,6 +378,20 @@ void check_refused(const std::string & shared, const std::string & dir) {
         if (m) tern_model_free(m);
         unlink(path.c_str());
     }
+    if (TERN_WITH_ARCH_GEMMA3) {  // gemma3 without its window (required, as ik_llama reads it)
+        const std::string path = dir + "/refused.gguf";
+        std::string err;
+        gguf_edit e;
+        e.drop_keys = { "gemma3.attention.sliding_window" };
+        CHECK_MSG(gguf_rewrite(dir + "/gemma3-tiny-F32.gguf", path, e, &err), "%s", err.c_str());
+        tern_model * m = NULL;
+        tern_model_params mp = tern_model_default_params();
+        const tern_status st = tern_model_load_file(path.c_str(), &mp, &m);
+        CHECK_MSG(st == TERN_ERR_FORMAT && strstr(tern_last_error(), "gemma3.attention.sliding_window"), "status %d, '%s'", (int) st,
+                  tern_last_error());
+        if (m) tern_model_free(m);
+        unlink(path.c_str());
+    }
     if (TERN_WITH_ARCH_GRANITE) {  // granite without one of its four scales
         const std::string path = dir + "/refused.gguf";
         std::string err;
@@ -307,7 +411,7 @@ void check_refused(const std::string & shared, const std::string & dir) {
 
 int main(int argc, char ** argv) {
     const std::string shared = tern_test_shared_dir();
-    if (argc == 3 && std::string(argv[1]) == "--make") return make_files(shared, argv[2]) ? 0 : 1;
+    if (argc == 3 && std::string(argv[1]) == "--make") return make_files(shared, argv[2], true) ? 0 : 1;
     const char * src = getenv("TERN_SOURCE_DIR");
     CHECK_MSG(src != NULL, "TERN_SOURCE_DIR is not set");
     if (!src) return tern_test_summary();
@@ -315,13 +419,17 @@ int main(int argc, char ** argv) {
     CHECK(mkdtemp(tmp) != NULL);
     const std::string dir = tmp;
     const std::string data = std::string(src) + "/tests/data";
-    if (make_files(shared, dir)) {
+    if (make_files(shared, dir, false)) {
         check_envelope(data, dir);
         check_matters(shared, data, "llama3", "TinyStories-656K-llama3-F32.1");
         if (TERN_WITH_ARCH_GRANITE) check_matters(shared, data, "granite", "TinyStories-656K-granite-F32.1");
         check_state(dir);
         if (TERN_WITH_ARCH_PHI3) check_longrope_choice(data, dir);
-        if (TERN_WITH_ARCH_GEMMA2) check_gemma2_window(data);
+        if (TERN_WITH_ARCH_GEMMA2) check_differ(data, "gemma2", "gemma2-tiny-F32.1", "gemma2-tiny-nowindow-F32.1", "with and without the window");
+        if (TERN_WITH_ARCH_GEMMA3) check_differ(data, "gemma3", "gemma3-tiny-F32.1", "gemma3-tiny-nowindow-F32.1", "with and without the window");
+        if (TERN_WITH_ARCH_SMOLLM3) {
+            check_differ(data, "smollm3", "smollm3-tiny-F32.1", "smollm3-tiny-asllama-F32.1", "with and without RoPE on every 4th layer");
+        }
         check_refused(shared, dir);
     }
     for (const variant & v : kVariants) unlink((dir + "/" + v.made).c_str());

@@ -533,6 +533,29 @@ int main(void) {
     }
     unlink(gemma2.c_str());
 #endif
+    // qwen3, smollm3 (no RoPE on every 4th layer: the K-shift leaves those keys
+    // alone) and gemma3 (two masks, two RoPE bases), random weights.
+    const struct { const char * arch; bool compiled; } more[] = {
+        { "qwen3", TERN_WITH_ARCH_QWEN3 }, { "smollm3", TERN_WITH_ARCH_SMOLLM3 }, { "gemma3", TERN_WITH_ARCH_GEMMA3 },
+    };
+    for (const auto & a : more) {
+        if (!a.compiled) continue;
+        random_model_spec rs;
+        rs.arch = a.arch;
+        rs.n_layer = strcmp(a.arch, "gemma3") == 0 ? 12 : 8;
+        if (strcmp(a.arch, "smollm3") == 0) { rs.n_embd = 128; rs.n_ff = 256; }
+        const std::string name = std::string(a.arch) + "-tiny", path = std::string(dir) + "/" + name + "-F32.gguf";
+        err.clear();
+        CHECK_MSG(make_random_model(rs, g_models + "/stories260K.gguf", path, &err), "%s", err.c_str());
+        if (tern_model * m = err.empty() ? load(path.c_str()) : NULL) {
+            test_multi_sequence(m, name.c_str());
+            test_shared_prefix_and_rm(m, name.c_str());
+            test_k_shift(m, name.c_str());
+            test_defrag(m, name.c_str());
+            tern_model_free(m);
+        }
+        unlink(path.c_str());
+    }
     rmdir(dir);
     return tern_test_summary();
 }

@@ -28,6 +28,11 @@ const arch_entry k_archs[] = {
     { { "gemma2", TERN_ROPE_NEOX, ARCH_Q_PRESCALE | ARCH_GEMMA | ARCH_SLIDING_WINDOW,
         "GELU FFN, post-norms, attention and final soft-capping, sliding window on even layers (two masks)" },
       TERN_WITH_ARCH_GEMMA2 },
+    { { "smollm3", TERN_ROPE_NORMAL, ARCH_NOROPE_LAYERS,
+        "llama without RoPE on every 4th layer" }, TERN_WITH_ARCH_SMOLLM3 },
+    { { "gemma3", TERN_ROPE_NEOX, ARCH_QK_NORM | ARCH_GEMMA | ARCH_SLIDING_WINDOW,
+        "q/k RMS norms, GELU FFN, post-norms, sliding window on 5 of 6 layers (two masks) with a RoPE base of their own" },
+      TERN_WITH_ARCH_GEMMA3 },
 };
 
 const arch_entry * entry_of(const char * name) {
@@ -57,6 +62,12 @@ static const char k_arch_list[] = ""
 #endif
 #if TERN_WITH_ARCH_GEMMA2
     " gemma2"
+#endif
+#if TERN_WITH_ARCH_SMOLLM3
+    " smollm3"
+#endif
+#if TERN_WITH_ARCH_GEMMA3
+    " gemma3"
 #endif
     ;
 

@@ -15,6 +15,9 @@
 //   gemma2   embeddings * sqrt(n_embd), GELU gated FFN, norms before and after
 //            attention and FFN, attention and final soft-capping, q scaled before
 //            the attention, sliding window on the even layers (a second mask), NEOX rope
+//   smollm3  llama without RoPE on every 4th layer
+//   gemma3   gemma2's embedding scale, GELU FFN and post-norms, q/k RMS norms, no
+//            soft-capping, sliding window on 5 of every 6 layers with a RoPE base of their own
 #pragma once
 #include <stdint.h>
 #include "tern_config.h"
@@ -38,6 +41,12 @@
 #ifndef TERN_WITH_ARCH_GEMMA2
 #define TERN_WITH_ARCH_GEMMA2 0
 #endif
+#ifndef TERN_WITH_ARCH_SMOLLM3
+#define TERN_WITH_ARCH_SMOLLM3 0
+#endif
+#ifndef TERN_WITH_ARCH_GEMMA3
+#define TERN_WITH_ARCH_GEMMA3 0
+#endif
 
 namespace tern {
 
@@ -45,7 +54,9 @@ namespace tern {
 // compiled in (`if (k_arch_phi3 && ...)`).
 constexpr bool k_arch_phi3 = TERN_WITH_ARCH_PHI3;
 constexpr bool k_arch_granite = TERN_WITH_ARCH_GRANITE;
-constexpr bool k_arch_gemma = TERN_WITH_ARCH_GEMMA2;
+constexpr bool k_arch_gemma = TERN_WITH_ARCH_GEMMA2 || TERN_WITH_ARCH_GEMMA3;
+constexpr bool k_arch_gemma3 = TERN_WITH_ARCH_GEMMA3;
+constexpr bool k_arch_smollm3 = TERN_WITH_ARCH_SMOLLM3;
 
 enum {
     ARCH_QKV_BIAS   = 1 << 0,   // attn_{q,k,v}.bias required (qwen2)
@@ -59,8 +70,10 @@ enum {
     ARCH_SLIDING_WINDOW = 1 << 6,  // phi3: every layer attends the last n_swa positions
                                    // (<arch>.attention.sliding_window; model/hparams.h)
     ARCH_SCALES     = 1 << 7,   // granite: embedding, residual, attention and logit scales (model/hparams.h)
-    ARCH_GEMMA      = 1 << 8,   // gemma2: embeddings * sqrt(n_embd), GELU FFN, post_attention_norm /
-                                // post_ffw_norm on each block's output, soft-capping, window on even layers
+    ARCH_GEMMA      = 1 << 8,   // gemma2, gemma3: embeddings * sqrt(n_embd), GELU FFN, post_attention_norm /
+                                // post_ffw_norm on each block's output, a window on some layers
+                                // (gemma2: soft-capping, even layers; gemma3: 5 of 6, their own RoPE base)
+    ARCH_NOROPE_LAYERS = 1 << 9,  // smollm3: every 4th layer without RoPE (model/hparams.h)
 };
 
 struct model_arch {

@@ -61,14 +61,14 @@ struct forward_builder {
 
 } // namespace
 
-tern_rope_params forward_rope_params(const tern_model * m) {
+tern_rope_params forward_rope_params(const tern_model * m, bool swa_layers) {
     const model_hparams * h = &m->hp;
     tern_rope_params rp;
     rp.n_rot = (int32_t) h->n_rot;
     rp.mode = m->arch->rope_mode;
     rp.n_ctx_orig = (int32_t) h->n_ctx_orig_yarn;
-    rp.freq_base = h->rope_freq_base;
-    rp.freq_scale = h->rope_freq_scale;
+    rp.freq_base = swa_layers ? h->rope_freq_base_swa : h->rope_freq_base;
+    rp.freq_scale = swa_layers ? h->rope_freq_scale_swa : h->rope_freq_scale;
     rp.ext_factor = h->rope_scaling == 2 ? 1.0f : 0.0f;
     rp.attn_factor = h->rope_attn_factor;
     rp.beta_fast = 32.0f;
@@ -116,8 +116,14 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
     // [n_rot, n_tokens] (cos, sin), shared by all layers; the frequency factors
     // (Llama 3, LongRoPE) are divided in here, once.
     const model_weight * factors = forward_rope_factors(m, kv);
-    const tern_rope_params rp = forward_rope_params(m);
+    const tern_rope_params rp = forward_rope_params(m, false);
     tern_tensor * rope_cache = tg_cb(tg_rope_cache(gb, io->pos, &rp, factors ? fb.weight(*factors) : NULL), "rope_cache", -1);
+    tern_tensor * rope_cache_swa = NULL;  // gemma3: the windowed layers' own base and scale
+    if (h->rope_freq_base_swa != 0.0f) {
+        const tern_rope_params rp_swa = forward_rope_params(m, true);
+        rope_cache_swa = tg_cb(tg_rope_cache(gb, io->pos, &rp_swa, factors ? fb.weight(*factors) : NULL), "rope_cache_swa", -1);
+        if (!rope_cache_swa) return TERN_ERR_NO_MEMORY;
+    }
 
     const model_weight none = {};
     tern_tensor * x = tg_cb(tg_get_rows(gb, fb.weight(m->w.tok_embd), io->tokens), "inp_embd", -1);  // [n_embd, n_tokens]
@@ -139,8 +145,11 @@ tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_sha
             q = tg_cb(tg_rms_norm(gb, q, fb.weight(l->q_norm), h->norm_rms_eps), "Qcur_normed", il);
             k = tg_cb(tg_rms_norm(gb, k, fb.weight(l->k_norm), h->norm_rms_eps), "Kcur_normed", il);
         }
-        q = tg_cb(tg_rope(gb, q, rope_cache), "Qcur_rope", il);
-        k = tg_cb(tg_rope(gb, k, rope_cache), "Kcur_rope", il);
+        if (hparams_layer_rope(h, il)) {  // smollm3: every 4th layer keeps q and k as they are
+            tern_tensor * rc = hparams_layer_rope_swa(h, il) ? rope_cache_swa : rope_cache;
+            q = tg_cb(tg_rope(gb, q, rc), "Qcur_rope", il);
+            k = tg_cb(tg_rope(gb, k, rc), "Kcur_rope", il);
+        }
         // phi3: q scaled here (llama.cpp rounds the scaled q to F16), the attention by 1.
         const bool prescale = (flags & ARCH_Q_PRESCALE) != 0;
         if (prescale && q) q = tg_cb(tg_scale(gb, q, h->attn_scale), "Qcur_scaled", il);

@@ -2,20 +2,22 @@
 // architecture of model/arch.h; the entry and the hyper-parameters switch the
 // parts on; phi3's fused matrices are row views).
 //
-//   x = token embeddings [n_embd, n_tokens]   (* embedding_scale: granite; sqrt(n_embd): gemma2)
+//   x = token embeddings [n_embd, n_tokens]   (* embedding_scale: granite; sqrt(n_embd): gemma2/3)
 //   rope cache (cos, sin) [n_rot, n_tokens] of the positions, once, with the
-//     RoPE frequency factors (Llama 3's rope_freqs, phi3's LongRoPE) if any
+//     RoPE frequency factors (Llama 3's rope_freqs, phi3's LongRoPE) if any;
+//     gemma3: a second one for the windowed layers (their own base, no scaling)
 // per layer, for n_tokens tokens over the cache's cells:
 //   rms_norm -> q,k,v = W x (+ b)
 //   q [hd, n_head, n_tokens], k [hd, n_head_kv, n_tokens] -> (q/k norm) -> rope
+//     (none on smollm3's every 4th layer)
 //   (q * attn_scale: phi3, gemma2)
 //   k, v rows -> SET_ROWS into the layer's cache at the batch's cells
-//   attn(q, K cache [hd, n_head_kv, n_cells], V cache, mask, bounds; gemma2's
-//        windowed layers have a mask and bounds of their own; scores soft-capped)
-//   (-> post-norm: gemma2)
+//   attn(q, K cache [hd, n_head_kv, n_cells], V cache, mask, bounds; gemma2/3's
+//        windowed layers have a mask and bounds of their own; gemma2: scores soft-capped)
+//   (-> post-norm: gemma2/3)
 //   -> Wo (* residual_scale: granite) -> + x
-//   -> rms_norm -> down(act(gate x) * up x), act = silu, gelu (gemma2)
-//   (-> post-norm: gemma2) (* residual_scale) -> + residual
+//   -> rms_norm -> down(act(gate x) * up x), act = silu, gelu (gemma2/3)
+//   (-> post-norm: gemma2/3) (* residual_scale) -> + residual
 // The last layer keeps only the rows whose logits are wanted (out_ids), as
 // llama.cpp does, then output_norm and the output matrix give
 // logits [n_vocab, n_outputs] (/ logit_scale: granite; soft-capped: gemma2).
@@ -65,8 +67,9 @@ int32_t forward_tensor_bound(uint32_t n_layer);
 tern_status forward_build(const tern_model * m, const kv_cache * kv, forward_shape shape,
                           tern_graph_builder * gb, tern_graph * g, forward_io * io);
 
-// The model's RoPE parameters (hyper-parameters and architecture).
-tern_rope_params forward_rope_params(const tern_model * m);
+// The model's RoPE parameters (hyper-parameters and architecture); swa_layers:
+// those of the windowed layers where they differ (gemma3, hparams_layer_rope_swa).
+tern_rope_params forward_rope_params(const tern_model * m, bool swa_layers);
 // The RoPE frequency factors this cache's contexts use (llama's rope_freqs, or
 // phi3's long / short LongRoPE factors by a sequence's context length against
 // rope.scaling.original_context_length), NULL: none.

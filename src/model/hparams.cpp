@@ -146,6 +146,16 @@ tern_status hparams_load_arch(const gguf_file * f, const char * arch, const mode
         }
         TERN_TRY(r.u32_in("attention.sliding_window", false, fallback, 0, kMaxCount, &h->n_swa));
     }
+    if (k_arch_gemma3 && (a->flags & ARCH_GEMMA) && strcmp(a->name, "gemma3") == 0) {
+        h->embd_scale = sqrtf((float) h->n_embd);
+        if (h->n_layer == 62) h->attn_scale = 1.0f / sqrtf((float) (h->n_embd / h->n_head));  // the 27B, as ik_llama
+        h->swa_period = 6;
+        TERN_TRY(r.u32("attention.sliding_window", &h->n_swa));
+        h->rope_freq_base_swa = 10000.0f;
+        h->rope_freq_scale_swa = 1.0f;
+        return TERN_OK;
+    }
+    if (k_arch_smollm3 && (a->flags & ARCH_NOROPE_LAYERS)) h->norope_period = 4;
     if (k_arch_gemma && (a->flags & ARCH_GEMMA)) {
         if (h->n_layer != 26 && h->n_layer != 42 && h->n_layer != 46) {
             return tern_fail(TERN_ERR_UNSUPPORTED, "gemma2 with %u layers: llama.cpp knows the query scale of 26, 42 and 46 "

@@ -33,6 +33,10 @@ struct model_hparams {
                                // (il + 1) % P != 0, the others attend globally (gemma2: P = 2, the even layers)
     float    attn_softcap;     // gemma2: scores -> c * tanh(scores / c) before the softmax (0: none)
     float    final_softcap;    // gemma2: logits -> c * tanh(logits / c) (0: none)
+    uint32_t norope_period;    // smollm3: the layers with (il + 1) % P == 0 skip RoPE (0: every layer rotates)
+    float    rope_freq_base_swa;  // gemma3: the windowed layers' RoPE base (0: the global one for every layer)
+    float    rope_freq_scale_swa; // gemma3: the windowed layers' frequency scale (the global layers take
+                                  // rope_freq_scale, the file's linear scaling)
 };
 
 // Whether layer il attends through the sliding window; whether some layers do
@@ -41,6 +45,14 @@ static inline bool hparams_layer_swa(const model_hparams * h, int32_t il) {
     return h->n_swa > 0 && (h->swa_period == 0 || (il + 1) % (int32_t) h->swa_period != 0);
 }
 static inline bool hparams_swa_mixed(const model_hparams * h) { return h->n_swa > 0 && h->swa_period > 0; }
+// Whether layer il rotates q and k at all (smollm3 skips every 4th); whether it
+// takes the windowed layers' RoPE parameters (gemma3's local layers).
+static inline bool hparams_layer_rope(const model_hparams * h, int32_t il) {
+    return h->norope_period == 0 || (il + 1) % (int32_t) h->norope_period != 0;
+}
+static inline bool hparams_layer_rope_swa(const model_hparams * h, int32_t il) {
+    return h->rope_freq_base_swa != 0.0f && hparams_layer_swa(h, il);
+}
 
 static inline uint32_t hparams_n_embd_k_gqa(const model_hparams * h) { return h->n_embd_head_k * h->n_head_kv; }
 static inline uint32_t hparams_n_embd_v_gqa(const model_hparams * h) { return h->n_embd_head_v * h->n_head_kv; }
@@ -63,6 +75,13 @@ struct model_arch;
 // (30); q scaled by 1/sqrt(key_length), except the 27B shape (46 layers):
 // 1/sqrt(n_embd / n_head) (no GGUF carries query_pre_attn_scalar; llama.cpp
 // derives it from the layer count and refuses counts other than 26, 42, 46).
+// gemma3 (as ik_llama.cpp reads it): gemma2's embedding scale and post-norms
+// without soft-capping; attention.sliding_window (required) on 5 of every 6
+// layers ((il + 1) % 6 != 0), whose RoPE takes base 10000 and no scaling (a
+// constant in ik_llama: no GGUF key); the global layers take rope.freq_base and
+// the file's linear scaling; q.k scaled by 1/sqrt(key_length), 1/sqrt(n_embd /
+// n_head) for the 27B's 62 layers. smollm3: no RoPE on every 4th layer
+// (HF's no_rope_layer_interval; ik_llama's constant, no GGUF key).
 tern_status hparams_load_arch(const gguf_file * f, const char * arch, const model_arch * a, model_hparams * h);
 
 }  // namespace tern

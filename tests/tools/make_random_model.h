@@ -18,6 +18,21 @@
 //           counts only), feed_forward_length, attention.head_count(_kv),
 //           layer_norm_rms_epsilon, key_length, value_length,
 //           attn_logit_softcapping, final_logit_softcapping, sliding_window.
+//   qwen3   Qwen3's (Qwen3Model): token_embd (tied, as the 0.6B), output_norm,
+//           per layer attn_norm, attn_q/k/v (key_length != n_embd / n_head, as
+//           the 0.6B), attn_q_norm, attn_k_norm [key_length], attn_output,
+//           ffn_norm, ffn_gate/up/down; qwen3.context_length, embedding_length,
+//           block_count, feed_forward_length, attention.head_count(_kv),
+//           rope.freq_base, layer_norm_rms_epsilon, key_length, value_length.
+//   smollm3 SmolLM3's (a LlamaModel): llama's tensors (tied output, as the 3B),
+//           smollm3.context_length, embedding_length, block_count,
+//           feed_forward_length, attention.head_count(_kv), rope.freq_base,
+//           layer_norm_rms_epsilon, rope.dimension_count, vocab_size (no key for
+//           the no-RoPE layers: the peers take every 4th).
+//   gemma3  Gemma 3's (Gemma3Model): gemma2's tensors plus attn_q_norm /
+//           attn_k_norm [key_length]; gemma2's keys without the soft-capping,
+//           plus rope.freq_base (the global layers'), rope.scaling.type linear
+//           and rope.scaling.factor (as the 4B: the global layers only).
 #pragma once
 #include <stdint.h>
 #include <string.h>
@@ -29,10 +44,12 @@
 #include "tensor/types.h"
 
 struct random_model_spec {
-    std::string arch = "gemma2";
+    std::string arch = "gemma2";  // gemma2, qwen3, smollm3, gemma3
     uint32_t n_embd = 64, n_layer = 26, n_head = 4, n_head_kv = 2, head_dim = 32, n_ff = 128;
     uint32_t n_swa = 8;
     float attn_softcap = 50.0f, final_softcap = 30.0f, norm_eps = 1e-6f;
+    float rope_base = 1.0e6f, rope_linear = 8.0f;  // qwen3 / smollm3 / gemma3; gemma3's global layers
+    std::string written_arch;  // general.architecture and key prefix when not arch (the same weights as another architecture)
     tern_type type = TERN_TYPE_F32;  // matrices; norms stay F32
     uint64_t seed = 1;
     // Small enough that the net does not amplify rounding: with q/k at 0.35 and the rest
@@ -75,6 +92,9 @@ static inline bool make_random_model(const random_model_spec & s, const std::str
         if (ne0 % tern_type_traits_get(t)->blck_size != 0) t = TERN_TYPE_F16;
         ts.push_back({ name, ne0, ne1, sd, norm, t, {} });
     };
+    const bool gemma2 = s.arch == "gemma2", gemma3 = s.arch == "gemma3", qwen3 = s.arch == "qwen3", smollm3 = s.arch == "smollm3";
+    if (!gemma2 && !gemma3 && !qwen3 && !smollm3) { *err = "make_random_model: unknown architecture " + s.arch; return false; }
+    if (smollm3 && s.head_dim * s.n_head != s.n_embd) { *err = "smollm3: head_dim * n_head must be n_embd (no key_length)"; return false; }
     const int64_t n_q = (int64_t) s.head_dim * s.n_head, n_kv = (int64_t) s.head_dim * s.n_head_kv;
     add("token_embd.weight", s.n_embd, n_vocab, s.std_embd, false);
     add("output_norm.weight", s.n_embd, 1, s.norm_std, true);
@@ -84,13 +104,17 @@ static inline bool make_random_model(const random_model_spec & s, const std::str
         add(b + "attn_q.weight", s.n_embd, n_q, s.std_qk, false);
         add(b + "attn_k.weight", s.n_embd, n_kv, s.std_qk, false);
         add(b + "attn_v.weight", s.n_embd, n_kv, s.std_other, false);
+        if (qwen3 || gemma3) {
+            add(b + "attn_q_norm.weight", s.head_dim, 1, s.norm_std, true);
+            add(b + "attn_k_norm.weight", s.head_dim, 1, s.norm_std, true);
+        }
         add(b + "attn_output.weight", n_q, s.n_embd, s.std_other, false);
-        add(b + "post_attention_norm.weight", s.n_embd, 1, s.norm_std, true);
+        if (gemma2 || gemma3) add(b + "post_attention_norm.weight", s.n_embd, 1, s.norm_std, true);
         add(b + "ffn_norm.weight", s.n_embd, 1, s.norm_std, true);
         add(b + "ffn_gate.weight", s.n_embd, s.n_ff, s.std_other, false);
         add(b + "ffn_up.weight", s.n_embd, s.n_ff, s.std_other, false);
         add(b + "ffn_down.weight", s.n_ff, s.n_embd, s.std_other, false);
-        add(b + "post_ffw_norm.weight", s.n_embd, 1, s.norm_std, true);
+        if (gemma2 || gemma3) add(b + "post_ffw_norm.weight", s.n_embd, 1, s.norm_std, true);
     }
     std::vector<float> row;
     for (size_t i = 0; i < ts.size(); i++) {
@@ -111,8 +135,8 @@ static inline bool make_random_model(const random_model_spec & s, const std::str
     arena_init(&arena, writer_buf.data(), writer_buf.size());
     gguf_writer w;
     if (gguf_writer_init(&w, &arena, (uint32_t) voc.f.n_kv + 32, (uint32_t) ts.size()) != TERN_OK) { *err = tern_last_error(); return false; }
-    const std::string a = s.arch + ".";
-    bool ok = gguf_writer_set_str(&w, "general.architecture", s.arch.c_str()) == TERN_OK &&
+    const std::string name = s.written_arch.empty() ? s.arch : s.written_arch, a = name + ".";
+    bool ok = gguf_writer_set_str(&w, "general.architecture", name.c_str()) == TERN_OK &&
               gguf_writer_set_str(&w, "general.name", ("tern random " + s.arch).c_str()) == TERN_OK &&
               gguf_writer_set_u32(&w, (a + "context_length").c_str(), 8192) == TERN_OK &&
               gguf_writer_set_u32(&w, (a + "embedding_length").c_str(), s.n_embd) == TERN_OK &&
@@ -121,12 +145,25 @@ static inline bool make_random_model(const random_model_spec & s, const std::str
               gguf_writer_set_u32(&w, (a + "attention.head_count").c_str(), s.n_head) == TERN_OK &&
               gguf_writer_set_u32(&w, (a + "attention.head_count_kv").c_str(), s.n_head_kv) == TERN_OK &&
               gguf_writer_set_f32(&w, (a + "attention.layer_norm_rms_epsilon").c_str(), s.norm_eps) == TERN_OK &&
-              gguf_writer_set_u32(&w, (a + "attention.key_length").c_str(), s.head_dim) == TERN_OK &&
-              gguf_writer_set_u32(&w, (a + "attention.value_length").c_str(), s.head_dim) == TERN_OK &&
-              gguf_writer_set_f32(&w, (a + "attn_logit_softcapping").c_str(), s.attn_softcap) == TERN_OK &&
-              gguf_writer_set_f32(&w, (a + "final_logit_softcapping").c_str(), s.final_softcap) == TERN_OK &&
-              gguf_writer_set_u32(&w, (a + "attention.sliding_window").c_str(), s.n_swa) == TERN_OK &&
               gguf_writer_set_u32(&w, "general.file_type", s.type == TERN_TYPE_F32 ? 0 : s.type == TERN_TYPE_F16 ? 1 : 7) == TERN_OK;
+    if (ok && !smollm3) {
+        ok = gguf_writer_set_u32(&w, (a + "attention.key_length").c_str(), s.head_dim) == TERN_OK &&
+             gguf_writer_set_u32(&w, (a + "attention.value_length").c_str(), s.head_dim) == TERN_OK;
+    }
+    if (ok && gemma2) {
+        ok = gguf_writer_set_f32(&w, (a + "attn_logit_softcapping").c_str(), s.attn_softcap) == TERN_OK &&
+             gguf_writer_set_f32(&w, (a + "final_logit_softcapping").c_str(), s.final_softcap) == TERN_OK;
+    }
+    if (ok && (gemma2 || gemma3)) ok = gguf_writer_set_u32(&w, (a + "attention.sliding_window").c_str(), s.n_swa) == TERN_OK;
+    if (ok && !gemma2) ok = gguf_writer_set_f32(&w, (a + "rope.freq_base").c_str(), s.rope_base) == TERN_OK;
+    if (ok && gemma3 && s.rope_linear != 0.0f) {
+        ok = gguf_writer_set_str(&w, (a + "rope.scaling.type").c_str(), "linear") == TERN_OK &&
+             gguf_writer_set_f32(&w, (a + "rope.scaling.factor").c_str(), s.rope_linear) == TERN_OK;
+    }
+    if (ok && smollm3) {
+        ok = gguf_writer_set_u32(&w, (a + "rope.dimension_count").c_str(), s.head_dim) == TERN_OK &&
+             gguf_writer_set_u32(&w, (a + "vocab_size").c_str(), (uint32_t) n_vocab) == TERN_OK;
+    }
     for (uint64_t i = 0; ok && i < voc.f.n_kv; i++) {
         const gguf_kv * kv = &voc.f.kv[i];
         if (kv->key.len > 10 && memcmp(kv->key.data, "tokenizer.", 10) == 0) ok = gguf_writer_copy_kv(&w, kv) == TERN_OK;
