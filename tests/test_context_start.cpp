@@ -13,6 +13,19 @@
 #include "check.h"
 #include "tern.h"
 
+// ASan's and TSan's allocators clear what calloc returns (gcc names them by
+// __SANITIZE_*__, clang by __has_feature).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
 namespace {
 
 // Resident bytes of this process (Linux /proc/self/statm).
@@ -63,8 +76,8 @@ int main(void) {
     const std::vector<float> big = first_logits(m, 8192, &grew, &kv, &total);
     printf("n_ctx 8192: arena %zu bytes, K/V %zu of them; resident memory grew by %ld bytes at creation\n", total, kv, grew);
     CHECK_MSG(kv >= (size_t) 16 << 20, "the case needs a large cache (%zu bytes)", kv);
-#if defined(__SANITIZE_ADDRESS__)
-    printf("AddressSanitizer: its calloc clears memory itself; the resident-memory check is left out\n");
+#if SANITIZED
+    printf("a sanitizer build: its calloc clears memory itself; the resident-memory check is left out\n");
 #else
     // Everything but the K/V rows is touched (the attention scores grow with
     // n_ctx too); the K/V rows are not, but for the huge pages they share.
