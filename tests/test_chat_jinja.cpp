@@ -198,6 +198,7 @@ static void test_hostile(void) {
         {"{{ range(**[1]) }}", "**argument: expansion needs a dict"},
         {"{% macro g(a) %}{% endmacro %}{{ g(**{1: 2}) }}", "keyword names must be strings"},
         {"{{ range(n=*[1]) }}", "expected an expression after 'n='"},
+        {"{{ strftime_onw(*'%Y')(*'%Y') }}", "line 1"},   // fuzz_jinja: arguments of a failed callee
         {"{% set x = [] %}{% for i in range(1000) %}{{ x.append(x) }}{% endfor %}{{ x | tojson }}", "nested too deep"},
     };
     for (const bad & b : cases) {

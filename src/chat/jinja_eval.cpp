@@ -123,11 +123,12 @@ struct args_buf {
 };
 
 bool eval_args(jrender * r, const jexpr * e, args_buf * a, const jv * first) {
+    if (r->failed) return false;  // (a failed callee: vals below would stay unset)
     // Values first: an expanded argument's count is known once it is evaluated.
     jv * vals = (jv *) jmem_alloc(r->m, sizeof(jv) * (e->n_args + 1));
     if (!vals) return jfail(r, "out of memory (%zu bytes for the template)", r->m->cap);
     uint32_t n_pos = first ? 1 : 0, n_kw = 0;
-    for (uint32_t i = 0; i < e->n_args && !r->failed; i++) {
+    for (uint32_t i = 0; i < e->n_args; i++) {
         const jarg & g = e->args[i];
         vals[i] = eval(r, g.value);
         if (r->failed) return false;
