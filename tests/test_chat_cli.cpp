@@ -17,33 +17,14 @@
 #include <vector>
 
 #include "check.h"
+#include "cli_test_util.h"
 #include "tern.h"
 
 static std::string g_bin, g_shared, g_model, g_errfile;
 
-static std::string q(const std::string & s) {  // one shell word
-    std::string r = "'";
-    for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return r + "'";
-}
-
 // Run a shell command; stdout into out, stderr (unless the command redirects it) into err.
 static int run(const std::string & cmd, std::string & out, std::string * err = NULL) {
-    out.clear();
-    FILE * p = popen(err ? ("(" + cmd + ") 2>" + q(g_errfile)).c_str() : cmd.c_str(), "r");
-    if (!p) return -1;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-    const int st = pclose(p);
-    if (err) {
-        err->clear();
-        if (FILE * f = fopen(g_errfile.c_str(), "rb")) {
-            while ((n = fread(buf, 1, sizeof(buf), f)) > 0) err->append(buf, n);
-            fclose(f);
-        }
-    }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return run_command(cmd, &out, &g_errfile, err);
 }
 
 static std::string write_temp(const std::string & text) {
@@ -93,7 +74,7 @@ static void test_usage(void) {
     // Bad command lines: one error line, status 1.
     CHECK(run(g_bin + " chat", out, &err) == 1 && err.find("-m FILE is required") != std::string::npos);
     CHECK(run(g_bin + " chat --print-prompt --chat-template chatml", out, &err) == 1 && err.find("--messages") != std::string::npos);
-    CHECK(run(g_bin + " chat -m " + q(g_model) + " --bogus", out, &err) == 1 && err.find("--bogus") != std::string::npos);
+    CHECK(run(g_bin + " chat -m " + shell_quote(g_model) + " --bogus", out, &err) == 1 && err.find("--bogus") != std::string::npos);
     CHECK(run(g_bin + " chat --messages /nonexistent.json --print-prompt --chat-template chatml", out, &err) == 1 &&
           err.find("/nonexistent.json") != std::string::npos);
 }
@@ -119,10 +100,10 @@ static void test_print_prompt(void) {
     // Jinja source is recognised as llama.cpp does (this one: chatml).
     const std::string jinja = "{% for message in messages %}{{\"<|im_start|>\" + message[\"role\"] + \"\\n\" + "
                               "message[\"content\"] + \"<|im_end|>\\n\"}}{% endfor %}";
-    CHECK(run(g_bin + " chat --messages " + file + " --print-prompt --chat-template " + q(jinja), out, &err) == 0 &&
+    CHECK(run(g_bin + " chat --messages " + file + " --print-prompt --chat-template " + shell_quote(jinja), out, &err) == 0 &&
           out == format(jinja.c_str(), msgs, true) && out == format("chatml", msgs, true));
     // The model's own template, or chatml with a note when it has none (stories260K has none).
-    CHECK(run(g_bin + " chat -m " + q(g_shared + "/models/stories260K.gguf") + " --messages " + file + " --print-prompt", out,
+    CHECK(run(g_bin + " chat -m " + shell_quote(g_shared + "/models/stories260K.gguf") + " --messages " + file + " --print-prompt", out,
               &err) == 0 && out == format("chatml", msgs, true) && err.find("no chat template") != std::string::npos);
     // -sys goes first.
     std::vector<tern_chat_message> with_sys = msgs;
@@ -147,7 +128,7 @@ static void test_jinja_flags(void) {
     const std::string msgs = write_temp("[{\"role\": \"system\", \"content\": \"  Be brief. \"}, "
                                         "{\"role\": \"user\", \"content\": \"Hi\"}]");
     const std::string user = write_temp("[{\"role\": \"user\", \"content\": \"Hi\"}]");
-    const std::string qwen = q(g_shared + "/vocab/ggml-vocab-qwen2.gguf");
+    const std::string qwen = shell_quote(g_shared + "/vocab/ggml-vocab-qwen2.gguf");
     std::string out, err;
     CHECK(run(g_bin + " chat -m " + qwen + " --messages " + user + " --print-prompt", out, &err) == 0 &&
           out == "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
@@ -160,7 +141,7 @@ static void test_jinja_flags(void) {
     const char * want = "[SYSTEM] Be brief.\n[USER] Hi\n[ASSISTANT]";
     CHECK_MSG(run(g_bin + " chat --messages " + msgs + " --print-prompt --chat-template-file " + file + " --jinja", out,
                   &err) == 0 && out == want, "%s%s", out.c_str(), err.c_str());
-    CHECK(run(g_bin + " chat --messages " + msgs + " --print-prompt --chat-template " + q(src) + " --jinja", out, &err) == 0 &&
+    CHECK(run(g_bin + " chat --messages " + msgs + " --print-prompt --chat-template " + shell_quote(src) + " --jinja", out, &err) == 0 &&
           out == want);
     // Without --jinja, source is matched to a built-in by its markers: this one has none.
     CHECK(run(g_bin + " chat --messages " + msgs + " --print-prompt --chat-template-file " + file, out, &err) == 1 &&
@@ -219,7 +200,7 @@ static void test_bad_json(void) {
 
 static void test_messages_reply(void) {
     const std::string file = write_temp("[{\"role\": \"user\", \"content\": \"Once upon a time\"}]");
-    const std::string cmd = g_bin + " chat -m " + q(g_model) + " --chat-template chatml --messages " + file +
+    const std::string cmd = g_bin + " chat -m " + shell_quote(g_model) + " --chat-template chatml --messages " + file +
                             " --temp 0 -n 24";
     std::string a, b, err, prompt, cont;
     CHECK(run(cmd, a, &err) == 0 && err.find("prompt eval: ") != std::string::npos &&
@@ -230,7 +211,7 @@ static void test_messages_reply(void) {
     CHECK(run(g_bin + " chat --chat-template chatml --messages " + file + " --print-prompt", prompt, &err) == 0);
     const std::string pfile = write_temp(prompt);
     // -f - (standard input byte for byte: -f FILE would drop the final newline, as llama-cli)
-    CHECK(run(g_bin + " run -m " + q(g_model) + " -f - --no-escape --temp 0 -n 24 --no-perf < " + pfile, cont, &err) == 0);
+    CHECK(run(g_bin + " run -m " + shell_quote(g_model) + " -f - --no-escape --temp 0 -n 24 --no-perf < " + pfile, cont, &err) == 0);
     const std::string reply = a.substr(0, a.size() - 1);
     if (!cont.empty() && cont.back() == '\n') cont.pop_back();
     CHECK_MSG(cont.size() >= reply.size() && cont.compare(cont.size() - reply.size(), reply.size(), reply) == 0,
@@ -239,7 +220,7 @@ static void test_messages_reply(void) {
     unlink(file.c_str());
     // A prompt that cannot fit: one error line, status 1.
     const std::string big = write_temp("[{\"role\": \"user\", \"content\": \"" + std::string(2000, 'a') + "\"}]");
-    CHECK(run(g_bin + " chat -m " + q(g_model) + " --chat-template chatml --messages " + big + " -c 64", a, &err) == 1 &&
+    CHECK(run(g_bin + " chat -m " + shell_quote(g_model) + " --chat-template chatml --messages " + big + " -c 64", a, &err) == 1 &&
           err.find("context full") != std::string::npos);
     unlink(big.c_str());
 }
@@ -251,7 +232,7 @@ static void test_piped(void) {
     tern_model * m = NULL;
     if (tern_model_load_file(g_model.c_str(), &mp, &m) != TERN_OK) { CHECK_MSG(0, "%s", tern_last_error()); return; }
     const std::string cmd = "printf 'Once upon a time\\nThe cat\\n/clear\\nOnce upon a time\\n' | " + g_bin + " chat -m " +
-                            q(g_model) + " --chat-template chatml --temp 0 -n 16";
+                            shell_quote(g_model) + " --chat-template chatml --temp 0 -n 16";
     std::string out, err;
     CHECK(run(cmd, out, &err) == 0);
     const std::vector<std::string> r = lines(out);
@@ -275,7 +256,7 @@ static void test_piped(void) {
     }
     // -v names what the cache kept: with a template that trims replies (llama3), a reply
     // ending in a space is cut back in the cache and decoded again, the rest kept.
-    CHECK(run("printf 'Once upon a time\\nThe cat\\n' | " + g_bin + " chat -m " + q(g_model) +
+    CHECK(run("printf 'Once upon a time\\nThe cat\\n' | " + g_bin + " chat -m " + shell_quote(g_model) +
               " --chat-template llama3 --temp 0 -n 16 -v", out, &err) == 0);
     CHECK_MSG(err.find("cache: 0 tokens kept\n") != std::string::npos &&
               err.find("tokens kept, 1 cut back") != std::string::npos, "%s", err.c_str());
@@ -287,7 +268,7 @@ static void test_piped(void) {
 // with control bytes is named with them escaped in -v's line.
 static void test_inert(void) {
     std::string out, err;
-    const std::string cmd = "printf 'Once upon\\000 a time\\nOnce upon a time\\n' | " + g_bin + " chat -m " + q(g_model) +
+    const std::string cmd = "printf 'Once upon\\000 a time\\nOnce upon a time\\n' | " + g_bin + " chat -m " + shell_quote(g_model) +
                             " --chat-template chatml --temp 0 -n 8";
     CHECK(run(cmd, out, &err) == 0);
     CHECK_MSG(err.find("message refused: it holds a NUL byte") != std::string::npos && lines(out).size() == 1 &&
@@ -295,7 +276,7 @@ static void test_inert(void) {
     // chatml by its markers, with an escape sequence in front.
     const std::string tmpl = "\x1b[31m{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
                              "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}";
-    CHECK_MSG(run("printf 'Hi\\n' | " + g_bin + " chat -m " + q(g_model) + " --temp 0 -n 2 -v --chat-template " + q(tmpl), out,
+    CHECK_MSG(run("printf 'Hi\\n' | " + g_bin + " chat -m " + shell_quote(g_model) + " --temp 0 -n 2 -v --chat-template " + shell_quote(tmpl), out,
                   &err) == 0, "%s", err.c_str());
     CHECK_MSG(err.find('\x1b') == std::string::npos && err.find("\\x1b[31m") != std::string::npos, "-v: %s", err.c_str());
 }
@@ -303,7 +284,7 @@ static void test_inert(void) {
 // A full context stops the reply with a note; the chat goes on and /clear makes room.
 static void test_full(void) {
     const std::string cmd = "printf 'Once upon a time\\nhi\\n/clear\\nOnce upon a time\\n' | " + g_bin + " chat -m " +
-                            q(g_model) + " --chat-template chatml --temp 0 -n 30 -c 40";
+                            shell_quote(g_model) + " --chat-template chatml --temp 0 -n 30 -c 40";
     std::string out, err;
     CHECK(run(cmd, out, &err) == 0);
     const std::vector<std::string> r = lines(out);
@@ -327,10 +308,10 @@ static bool wait_for(const std::string & session, const std::string & text, int 
 
 static bool start_chat(const std::string & session, std::string * screen, const std::string & model = g_model,
                        const std::string & args = "-n 16") {
-    const std::string cmd = "cd /tmp && " + g_bin + " chat -m " + q(model) +
+    const std::string cmd = "cd /tmp && " + g_bin + " chat -m " + shell_quote(model) +
                             " --chat-template chatml --temp 0 " + args + "; echo EXIT=$?; sleep 60";
     std::string out;
-    if (run(g_tmux + " new-session -d -s " + session + " -x 200 -y 50 " + q(cmd), out) != 0) return false;
+    if (run(g_tmux + " new-session -d -s " + session + " -x 200 -y 50 " + shell_quote(cmd), out) != 0) return false;
     return wait_for(session, "\n>", 1, screen);  // capture-pane drops the prompt's trailing space
 }
 
@@ -413,7 +394,7 @@ static int test_tmux(void) {
 int main(void) {
     const char * bin = getenv("TERN_BIN_DIR");
     if (!bin) { fprintf(stderr, "TERN_BIN_DIR is not set\n"); return 2; }
-    g_bin = q(std::string(bin) + "/tern");
+    g_bin = shell_quote(std::string(bin) + "/tern");
     g_shared = tern_test_shared_dir();
     g_model = g_shared + "/models/TinyStories-656K-Q8_0.gguf";
     g_errfile = write_temp("");

@@ -10,27 +10,13 @@
 #include <string>
 #include <vector>
 #include "check.h"
+#include "cli_test_util.h"
 #include "reference.h"
 
 static std::string g_bin, g_shared;
 
 // Run a shell command; returns its exit status and stdout (stderr -> err if given).
-static int run(const std::string & cmd, std::string & out) {
-    out.clear();
-    FILE * p = popen(cmd.c_str(), "r");
-    if (!p) return -1;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static std::string quote(const std::string & s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
+static int run(const std::string & cmd, std::string & out) { return run_command(cmd, &out); }
 
 static void test_info_all_models(void) {
     DIR * d = opendir((g_shared + "/models").c_str());
@@ -40,7 +26,7 @@ static void test_info_all_models(void) {
     while (struct dirent * e = readdir(d)) {
         std::string name = e->d_name;
         if (name.size() < 5 || name.substr(name.size() - 5) != ".gguf") continue;
-        const std::string path = quote(g_shared + "/models/" + name);
+        const std::string path = shell_quote(g_shared + "/models/" + name);
         const char * modes[] = { "", " --no-mmap", " --blob" };
         const char * path_names[] = { "mmap", "read", "blob" };
         for (int k = 0; k < 3; k++) {
@@ -66,7 +52,7 @@ static void test_info_all_models(void) {
         std::string name = e->d_name;
         if (name.size() < 5 || name.substr(name.size() - 5) != ".gguf") continue;
         std::string out;
-        int rc = run(g_bin + " info -m " + quote(g_shared + "/vocab/" + name) + " 2>/dev/null", out);
+        int rc = run(g_bin + " info -m " + shell_quote(g_shared + "/vocab/" + name) + " 2>/dev/null", out);
         CHECK_MSG(rc == 0 && out.find("tokenizer:") != std::string::npos &&
                   out.find("runnable:        no (") != std::string::npos, "tern info %s: exit %d\n%s", name.c_str(), rc,
                   out.c_str());
@@ -75,7 +61,7 @@ static void test_info_all_models(void) {
     closedir(d);
     CHECK(n_vocab >= 10);
     std::string out;
-    CHECK(run(g_bin + " info -m " + quote(g_shared + "/models/stories260K.gguf") + " 2>&1", out) == 0 &&
+    CHECK(run(g_bin + " info -m " + shell_quote(g_shared + "/models/stories260K.gguf") + " 2>&1", out) == 0 &&
           out.find("runnable:        yes") != std::string::npos);
 }
 
@@ -95,12 +81,12 @@ static void test_bad_files(void) {
         fwrite(b.data.data(), 1, b.data.size(), f);
         fclose(f);
         std::string err, out;
-        int rc = run(g_bin + " info -m " + quote(path) + " 2>&1 >/dev/null", err);
+        int rc = run(g_bin + " info -m " + shell_quote(path) + " 2>&1 >/dev/null", err);
         CHECK_MSG(rc != 0, "%s: exit 0", b.name);
         size_t lines = 0;
         for (char c : err) lines += c == '\n';
         CHECK_MSG(lines == 1 && err.rfind("tern: ", 0) == 0, "%s: stderr was:\n%s", b.name, err.c_str());
-        rc = run(g_bin + " run -m " + quote(path) + " -p hi 2>/dev/null", out);
+        rc = run(g_bin + " run -m " + shell_quote(path) + " -p hi 2>/dev/null", out);
         CHECK(rc != 0);
         remove(path.c_str());
     }
@@ -129,14 +115,14 @@ static void test_run_stories(void) {
             std::string name = std::string(stem) + "." + std::to_string(i);
             if (!reference_load(g_shared + "/reference", name, rc)) { CHECK_MSG(false, "%s", name.c_str()); continue; }
             std::string out;
-            int st = run(g_bin + " run -m " + quote(g_shared + "/models/" + rc.model) + " -p " + quote(rc.prompt) +
+            int st = run(g_bin + " run -m " + shell_quote(g_shared + "/models/" + rc.model) + " -p " + shell_quote(rc.prompt) +
                          " --temp 0 -n 32 --json 2>/dev/null", out);
             CHECK(st == 0);
             const std::string text = json_text(out, "text");
             CHECK_MSG(text == rc.greedy_text, "%s:\n  tern:      %s\n  llama.cpp: %s", name.c_str(), text.c_str(),
                       rc.greedy_text.c_str());
             // The streamed text is the prompt followed by the same story.
-            st = run(g_bin + " run -m " + quote(g_shared + "/models/" + rc.model) + " -p " + quote(rc.prompt) +
+            st = run(g_bin + " run -m " + shell_quote(g_shared + "/models/" + rc.model) + " -p " + shell_quote(rc.prompt) +
                      " --temp 0 -n 32 2>/dev/null", out);
             CHECK(st == 0 && out == rc.prompt + rc.greedy_text + "\n");
         }
@@ -145,9 +131,9 @@ static void test_run_stories(void) {
 
 static void test_tokenize(void) {
     std::string out;
-    int st = run(g_bin + " tokenize -m " + quote(g_shared + "/models/stories260K.gguf") + " -p 'Once upon a time'", out);
+    int st = run(g_bin + " tokenize -m " + shell_quote(g_shared + "/models/stories260K.gguf") + " -p 'Once upon a time'", out);
     CHECK(st == 0 && out == "1 403 407 261 378\n");
-    st = run(g_bin + " tokenize -m " + quote(g_shared + "/models/stories260K.gguf") + " --no-bos -p 'Once upon a time'", out);
+    st = run(g_bin + " tokenize -m " + shell_quote(g_shared + "/models/stories260K.gguf") + " --no-bos -p 'Once upon a time'", out);
     CHECK(st == 0 && out == "403 407 261 378\n");
 }
 
@@ -165,7 +151,7 @@ static void test_version(void) {
 // Numeric flags parse strictly: the whole string, in range, finite; one error
 // line and a non-zero exit otherwise (never a value silently cut to 32 bits).
 static void test_number_flags(void) {
-    const std::string base = g_bin + " run -m " + quote(g_shared + "/models/stories260K.gguf") + " -p Once -n 2 --temp 0 ";
+    const std::string base = g_bin + " run -m " + shell_quote(g_shared + "/models/stories260K.gguf") + " -p Once -n 2 --temp 0 ";
     const char * bad[][2] = {
         {"-t 4294967297", "out of range"}, {"-t 0", "out of range"},           {"-b 99999999999", "out of range"},
         {"-c 4294967296", "out of range"}, {"--top-k 4294967297", "out of range"}, {"--seed 4294967296", "out of range"},
@@ -190,7 +176,7 @@ static void test_unbounded_inputs(void) {
     int fd = mkstemp(fifo);
     if (fd >= 0) { close(fd); unlink(fifo); }
     CHECK(mkfifo(fifo, 0600) == 0);
-    const std::string stories = quote(g_shared + "/models/stories260K.gguf");
+    const std::string stories = shell_quote(g_shared + "/models/stories260K.gguf");
     const std::string cases[][2] = {
         {" info --blob -m /dev/zero", "not a regular file"},
         {" info -m /dev/zero", "not a regular file"},
@@ -234,7 +220,7 @@ static int count_tokens(const std::string & json) {
 }
 
 static void test_long_generation(void) {
-    const std::string base = g_bin + " run -m " + quote(g_shared + "/models/stories260K.gguf") + " --temp 0 ";
+    const std::string base = g_bin + " run -m " + shell_quote(g_shared + "/models/stories260K.gguf") + " --temp 0 ";
     std::string out;
     int st = run(base + "-p 'Once upon a time' -c 64 --keep 8 -n 300 --json 2>/dev/null", out);
     CHECK_MSG(st == 0 && count_tokens(out) == 300, "--keep 8 -n 300 -c 64: exit %d, %d tokens", st, count_tokens(out));
@@ -263,7 +249,7 @@ static void test_long_generation(void) {
 
 // llama-cli habits (issue 10 item 3/4): each flag does what llama-cli's does.
 static void test_run_flags(void) {
-    const std::string model = quote(g_shared + "/models/stories260K.gguf");
+    const std::string model = shell_quote(g_shared + "/models/stories260K.gguf");
     const std::string base = g_bin + " run -m " + model + " ";
     std::string out, err;
     // -f FILE and -f - read the prompt; the same greedy text as -p.
@@ -337,7 +323,7 @@ static void test_run_flags(void) {
     CHECK(run(base + "-p Once -n 8 --temp 0 --no-perf 2>&1 >/dev/null", err) == 0 && err.find("eval time") == std::string::npos);
     // Special tokens in the prompt are parsed as `tern tokenize --parse-special` does,
     // and on a qwen2 vocabulary <|im_start|> is one token.
-    const std::string qwen = quote(g_shared + "/models/ktest-qwen2-s08-Q8_0.gguf");
+    const std::string qwen = shell_quote(g_shared + "/models/ktest-qwen2-s08-Q8_0.gguf");
     std::string ids;
     run(g_bin + " run -m " + qwen + " -p '<|im_start|>user' -n 0 --json --no-perf", out);
     run(g_bin + " tokenize -m " + qwen + " -p '<|im_start|>user' --parse-special", ids);
@@ -347,7 +333,7 @@ static void test_run_flags(void) {
     std::string got;
     for (char c : out.substr(out.find('[') + 1, out.find(']') - out.find('[') - 1)) if (c != ' ') got += c;
     CHECK_MSG(got == want, "run prompt tokens %s, tokenize %s", got.c_str(), want.c_str());
-    run(g_bin + " tokenize -m " + quote(g_shared + "/vocab/ggml-vocab-qwen2.gguf") + " -p '<|im_start|>user' --parse-special --no-bos", ids);
+    run(g_bin + " tokenize -m " + shell_quote(g_shared + "/vocab/ggml-vocab-qwen2.gguf") + " -p '<|im_start|>user' --parse-special --no-bos", ids);
     CHECK_MSG(std::count(ids.begin(), ids.end(), ' ') == 1, "<|im_start|>user: %s", ids.c_str());
 }
 
@@ -362,7 +348,7 @@ static std::string json_array(const std::string & s, const std::string & key) {
 // More of llama-cli's behaviour (issue 10 items 3/4): the details of -f, -e,
 // -r, --repeat-last-n -1, special tokens and the timings.
 static void test_run_llama_cli(void) {
-    const std::string model = quote(g_shared + "/models/stories260K.gguf");
+    const std::string model = shell_quote(g_shared + "/models/stories260K.gguf");
     const std::string base = g_bin + " run -m " + model + " ";
     std::string out, ref, err;
     // -f - keeps standard input byte for byte (tern chat's --print-prompt
@@ -426,7 +412,7 @@ static void test_run_llama_cli(void) {
     run(g_bin + " tokenize -m " + model + " -p '</s>Once'", ids);
     CHECK_MSG(ids.find(" 2 ") == std::string::npos && std::count(ids.begin(), ids.end(), ' ') > 3, "no parse: %s", ids.c_str());
     // qwen2 vocabulary: <|im_start|> is one token with --parse-special, several without.
-    const std::string qv = quote(g_shared + "/vocab/ggml-vocab-qwen2.gguf");
+    const std::string qv = shell_quote(g_shared + "/vocab/ggml-vocab-qwen2.gguf");
     run(g_bin + " tokenize -m " + qv + " -p '<|im_start|>' --parse-special --no-bos", ids);
     CHECK_MSG(ids == "151644\n", "<|im_start|>: %s", ids.c_str());
     run(g_bin + " tokenize -m " + qv + " -p '<|im_start|>' --no-bos", ids);
@@ -475,7 +461,7 @@ static void test_run_llama_cli(void) {
 // (issue 23, item 9): --prompt-cache with --logits-out, a logit bias that
 // bans every token; and -n -1's help says what a context shift does to it.
 static void test_refused_requests(void) {
-    const std::string model = quote(g_shared + "/models/stories260K.gguf");
+    const std::string model = shell_quote(g_shared + "/models/stories260K.gguf");
     const std::string base = g_bin + " run -m " + model + " -p Once -n 4 --temp 0 --no-perf ";
     std::string out;
     char dir[] = "/tmp/tern_refused_XXXXXX";
@@ -513,7 +499,7 @@ static void test_refused_requests(void) {
 // What llama-cli accepts (issue 23, item 8): -s -1 (random), a negative
 // --top-k (off), and -f FILE with one trailing newline dropped.
 static void test_llama_inputs(void) {
-    const std::string model = quote(g_shared + "/models/stories260K.gguf");
+    const std::string model = shell_quote(g_shared + "/models/stories260K.gguf");
     const std::string base = g_bin + " run -m " + model + " -n 8 --no-perf ";
     std::string a, b;
     CHECK(run(base + "-p Once -s -1 --temp 1", a) == 0 && !a.empty());
@@ -549,7 +535,7 @@ static void test_llama_inputs(void) {
 int main(void) {
     const char * bin = getenv("TERN_BIN_DIR");
     if (!bin) { fprintf(stderr, "TERN_BIN_DIR is not set\n"); return 2; }
-    g_bin = quote(std::string(bin) + "/tern");
+    g_bin = shell_quote(std::string(bin) + "/tern");
     g_shared = tern_test_shared_dir();
     test_info_all_models();
     test_bad_files();

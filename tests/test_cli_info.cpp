@@ -14,28 +14,14 @@
 #include <vector>
 
 #include "check.h"
+#include "cli_test_util.h"
 #include "gguf_test_util.h"
 #include "tools/gguf_rewrite.h"
 
 static std::string g_bin, g_shared;
 
 // Run a shell command; returns its exit status and what it printed on stdout.
-static int run(const std::string & cmd, std::string & out) {
-    out.clear();
-    FILE * p = popen(cmd.c_str(), "r");
-    if (!p) return -1;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static std::string quote(const std::string & s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-}
+static int run(const std::string & cmd, std::string & out) { return run_command(cmd, &out); }
 
 static bool has(const std::string & s, const std::string & what) { return s.find(what) != std::string::npos; }
 
@@ -52,7 +38,7 @@ static void test_shared_files(void) {
     for (const char * dir : {"models", "vocab"}) {
         for (const std::string & path : list_gguf(g_shared + "/" + dir)) {
             std::string out;
-            int rc = run(g_bin + " info -m " + quote(path) + " 2>/dev/null", out);
+            int rc = run(g_bin + " info -m " + shell_quote(path) + " 2>/dev/null", out);
             const std::string runnable = line_of(out, "runnable");
             const bool vocab = std::string(dir) == "vocab";
             CHECK_MSG(rc == 0 && has(out, "\ntokenizer:") && has(out, "\ntensors (") && has(out, "\ntotal:"),
@@ -104,7 +90,7 @@ static void test_unrunnable(const std::string & dir) {
         CHECK_MSG(ok, "%s: %s", c.name, err.c_str());
         if (!ok) continue;
         std::string out;
-        int rc = run(g_bin + " info -m " + quote(path) + " 2>/dev/null", out);
+        int rc = run(g_bin + " info -m " + shell_quote(path) + " 2>/dev/null", out);
         const std::string runnable = line_of(out, "runnable");
         CHECK_MSG(rc == 0 && has(runnable, c.why) && has(out, "\ntensors (") && (!c.also || has(out, c.also)),
                   "tern info %s: exit %d, runnable: '%s'\n%s", c.name, rc, runnable.c_str(), out.c_str());
@@ -112,11 +98,11 @@ static void test_unrunnable(const std::string & dir) {
         // The same through the other load paths.
         for (const char * mode : {" --no-mmap", " --blob"}) {
             std::string out2;
-            rc = run(g_bin + " info" + mode + " -m " + quote(path) + " 2>/dev/null", out2);
+            rc = run(g_bin + " info" + mode + " -m " + shell_quote(path) + " 2>/dev/null", out2);
             CHECK_MSG(rc == 0 && line_of(out2, "runnable") == runnable, "tern info%s %s: exit %d", mode, c.name, rc);
         }
         // Running it is refused with the reason.
-        rc = run(g_bin + " run -m " + quote(path) + " -p hi -n 1 2>&1", out);
+        rc = run(g_bin + " run -m " + shell_quote(path) + " -p hi -n 1 2>&1", out);
         CHECK_MSG(rc != 0, "tern run %s: exit 0", c.name);
         remove(path.c_str());
     }
@@ -126,9 +112,9 @@ static void test_unrunnable(const std::string & dir) {
     const std::string path = dir + "/arch2.gguf";
     std::string err;
     CHECK(gguf_rewrite(g_shared + "/" + stories, path, {{{"general.architecture", "mamba"}}, {}, {}}, &err));
-    CHECK(run(g_bin + " info -m " + quote(path) + " --meta 2>/dev/null", out) == 0);
+    CHECK(run(g_bin + " info -m " + shell_quote(path) + " --meta 2>/dev/null", out) == 0);
     std::string orig;
-    CHECK(run(g_bin + " info -m " + quote(g_shared + "/" + stories) + " 2>/dev/null", orig) == 0);
+    CHECK(run(g_bin + " info -m " + shell_quote(g_shared + "/" + stories) + " 2>/dev/null", orig) == 0);
     CHECK_MSG(line_of(out, "total") == line_of(orig, "total") && !line_of(out, "total").empty(), "total: %s vs %s",
               line_of(out, "total").c_str(), line_of(orig, "total").c_str());
     CHECK(has(out, "general.architecture                         mamba"));
@@ -136,7 +122,7 @@ static void test_unrunnable(const std::string & dir) {
     const std::string pre = dir + "/pre2.gguf";
     CHECK(gguf_rewrite(g_shared + "/vocab/ggml-vocab-gpt-2.gguf", pre, {{{"tokenizer.ggml.pre", "no-such-pre"}}, {}, {}},
                        &err));
-    CHECK(run(g_bin + " tokenize -m " + quote(pre) + " -p hello 2>&1", out) != 0 && has(out, "'no-such-pre'"));
+    CHECK(run(g_bin + " tokenize -m " + shell_quote(pre) + " -p hello 2>&1", out) != 0 && has(out, "'no-such-pre'"));
     remove(path.c_str());
     remove(pre.c_str());
 }
@@ -163,7 +149,7 @@ static void test_broken_files(const std::string & dir) {
         const std::string path = dir + "/" + b.name;
         CHECK(write_bytes(path, b.bytes));
         std::string err;
-        int rc = run(g_bin + " info -m " + quote(path) + " 2>&1 >/dev/null", err);
+        int rc = run(g_bin + " info -m " + shell_quote(path) + " 2>&1 >/dev/null", err);
         size_t lines = 0;
         for (char c : err) lines += c == '\n';
         CHECK_MSG(rc != 0 && lines == 1 && err.rfind("tern: ", 0) == 0, "%s: exit %d, stderr:\n%s", b.name, rc,
@@ -209,7 +195,7 @@ static void test_no_weights_touched(void) {
     printf("tern info peak RSS: %ld KB, --vocab-only %ld KB\n", full, vocab);
     CHECK_MSG(full > 0 && vocab > 0 && full - vocab < 1536, "tern info: %ld KB peak RSS, --vocab-only %ld KB", full, vocab);
     std::string out;
-    CHECK(run(g_bin + " info -m " + quote(model), out) == 0 && has(line_of(out, "load"), "repack 0.00"));
+    CHECK(run(g_bin + " info -m " + shell_quote(model), out) == 0 && has(line_of(out, "load"), "repack 0.00"));
 }
 
 // Strings from the file are printed inert (issue 23, item 10): an escape
@@ -222,7 +208,7 @@ static void test_control_chars(const std::string & dir) {
     std::string err;
     CHECK_MSG(gguf_rewrite(g_shared + "/models/stories260K.gguf", path, e, &err), "%s", err.c_str());
     std::string out;
-    CHECK(run(g_bin + " info --meta -m " + quote(path) + " 2>/dev/null", out) == 0);
+    CHECK(run(g_bin + " info --meta -m " + shell_quote(path) + " 2>/dev/null", out) == 0);
     CHECK_MSG(out.find('\x1b') == std::string::npos && out.find('\r') == std::string::npos && out.find('\x07') == std::string::npos,
               "raw control bytes printed");
     CHECK_MSG(has(out, "evil\\x1b[2J\\x1b]0;pwned\\x07\\rname") && has(out, "pre\\x1b[31m"), "escaped: %s", out.c_str());
@@ -237,7 +223,7 @@ static void test_help(void) {
 int main(void) {
     const char * bin = getenv("TERN_BIN_DIR");
     if (!bin) { fprintf(stderr, "TERN_BIN_DIR is not set\n"); return 2; }
-    g_bin = quote(std::string(bin) + "/tern");
+    g_bin = shell_quote(std::string(bin) + "/tern");
     g_shared = tern_test_shared_dir();
     temp_dir dir;
     test_shared_files();

@@ -22,41 +22,23 @@
 #include <vector>
 
 #include "check.h"
+#include "cli_test_util.h"
 #include "options.h"
 
 static std::string g_bin_dir, g_model, g_errfile;
 
-static std::string q(const std::string & s) {
-    std::string r = "'";
-    for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return r + "'";
-}
-
 // Runs a shell command: exit status, stdout in *out and stderr in *err.
-static int run(const std::string & cmd, std::string * out, std::string * err) {
-    out->clear();
-    err->clear();
-    FILE * p = popen((cmd + " 2>" + g_errfile).c_str(), "r");
-    if (!p) return -1;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out->append(buf, n);
-    const int st = pclose(p);
-    FILE * f = fopen(g_errfile.c_str(), "r");
-    while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0) err->append(buf, n);
-    if (f) fclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+static int run(const std::string & cmd, std::string * out, std::string * err) { return run_command(cmd, out, &g_errfile, err); }
 
 static const unsigned k_cmds[] = { CLI_RUN, CLI_CHAT, CLI_TOKENIZE, CLI_INFO, CLI_BENCH };
 
 static std::string program(unsigned cmd) {
     switch (cmd) {
-        case CLI_RUN: return q(g_bin_dir + "/tern") + " run";
-        case CLI_CHAT: return q(g_bin_dir + "/tern") + " chat";
-        case CLI_TOKENIZE: return q(g_bin_dir + "/tern") + " tokenize";
-        case CLI_INFO: return q(g_bin_dir + "/tern") + " info";
-        default: return q(g_bin_dir + "/tern-bench");
+        case CLI_RUN: return shell_quote(g_bin_dir + "/tern") + " run";
+        case CLI_CHAT: return shell_quote(g_bin_dir + "/tern") + " chat";
+        case CLI_TOKENIZE: return shell_quote(g_bin_dir + "/tern") + " tokenize";
+        case CLI_INFO: return shell_quote(g_bin_dir + "/tern") + " info";
+        default: return shell_quote(g_bin_dir + "/tern-bench");
     }
 }
 
@@ -118,7 +100,7 @@ static void test_walk(void) {
             for (const char * name : o.names) {
                 if (!name) continue;
                 int rc;
-                const std::string got = parse_only(cmd, std::string(name) + (o.arg ? " " + q(v) : ""), &rc);
+                const std::string got = parse_only(cmd, std::string(name) + (o.arg ? " " + shell_quote(v) : ""), &rc);
                 CHECK_MSG(rc == 0, "%s %s %s: %s", cmd_name(cmd), name, v.c_str(), got.c_str());
                 if (first.empty()) first = got;
                 CHECK_MSG(got == first, "%s %s %s parsed to '%s', elsewhere '%s'", cmd_name(cmd), name, v.c_str(),
@@ -126,12 +108,12 @@ static void test_walk(void) {
                 if (o.kind == K_FLAG) CHECK_MSG(got == "1", "%s %s: '%s'", cmd_name(cmd), name, got.c_str());
                 if (o.kind == K_INT) CHECK_MSG(got == v.substr(1), "%s %s %s: '%s'", cmd_name(cmd), name, v.c_str(), got.c_str());
                 if (o.arg && !strncmp(name, "--", 2)) {
-                    const std::string eq = parse_only(cmd, q(std::string(name) + "=" + v), &rc);
+                    const std::string eq = parse_only(cmd, shell_quote(std::string(name) + "=" + v), &rc);
                     CHECK_MSG(rc == 0 && eq == got, "%s %s=%s: '%s', not '%s'", cmd_name(cmd), name, v.c_str(), eq.c_str(),
                               got.c_str());
                 }
                 if (o.list) {  // a list: both items kept, in order
-                    const std::string two = parse_only(cmd, std::string(name) + " " + q(v + "," + v), &rc);
+                    const std::string two = parse_only(cmd, std::string(name) + " " + shell_quote(v + "," + v), &rc);
                     CHECK_MSG(rc == 0 && two == got + "|" + got, "%s %s %s,%s: '%s'", cmd_name(cmd), name, v.c_str(),
                               v.c_str(), two.c_str());
                 }
@@ -162,8 +144,8 @@ static void test_shared_names(void) {
                 const std::string s = sample(x);
                 int rc1, rc2;
                 const unsigned cx = x.cmds & -x.cmds, cy = y.cmds & -y.cmds;  // the first command of each
-                const std::string px = parse_only(cx, e.first + (x.arg ? " " + q(s) : ""), &rc1);
-                const std::string py = parse_only(cy, e.first + (y.arg ? " " + q(s) : ""), &rc2);
+                const std::string px = parse_only(cx, e.first + (x.arg ? " " + shell_quote(s) : ""), &rc1);
+                const std::string py = parse_only(cy, e.first + (y.arg ? " " + shell_quote(s) : ""), &rc2);
                 CHECK_MSG(rc1 == 0 && rc2 == 0 && px == py, "%s %s: '%s' in %s, '%s' in %s", e.first.c_str(), s.c_str(),
                           px.c_str(), cmd_name(cx), py.c_str(), cmd_name(cy));
                 compared++;
@@ -199,7 +181,7 @@ static void test_errors(void) {
     };
     for (const auto & c : cases) {
         std::string out, err;
-        const int rc = run(program(c.cmd) + " -m " + q(g_model) + " " + c.args, &out, &err);
+        const int rc = run(program(c.cmd) + " -m " + shell_quote(g_model) + " " + c.args, &out, &err);
         const std::string see = std::string("(see `") + cmd_name(c.cmd) + " --help`)\n";
         const bool one_line = err.find('\n') == err.size() - 1;
         CHECK_MSG(rc == (c.cmd == CLI_BENCH ? 2 : 1) && out.empty() && one_line &&
@@ -209,7 +191,7 @@ static void test_errors(void) {
     }
     // A mistyped command.
     std::string o2, e2;
-    CHECK(run(q(g_bin_dir + "/tern") + " rnu -m x", &o2, &e2) == 1 &&
+    CHECK(run(shell_quote(g_bin_dir + "/tern") + " rnu -m x", &o2, &e2) == 1 &&
           e2 == "tern: unknown command 'rnu'; did you mean run? (see `tern --help`)\n");
     // No suggestion for a name that is nothing like any option.
     std::string out, err;
@@ -242,11 +224,11 @@ static void test_help(void) {
 // llama-bench's command line, as a llama.cpp user types it.
 static void test_bench_llama_flags(void) {
     std::string out, err;
-    int rc = run(program(CLI_BENCH) + " -m " + q(g_model) + " -ngl 0 -fa 0 -ub 512 -ctk f16 -p 8 -n 4 -r 1 -o csv", &out, &err);
+    int rc = run(program(CLI_BENCH) + " -m " + shell_quote(g_model) + " -ngl 0 -fa 0 -ub 512 -ctk f16 -p 8 -n 4 -r 1 -o csv", &out, &err);
     CHECK_MSG(rc == 0 && out.find("\"pp8\"") != std::string::npos && out.find("\"tg4\"") != std::string::npos,
               "-ngl 0 -fa 0 -ub 512 -ctk f16: exit %d: %s%s", rc, out.c_str(), err.c_str());
     // Lists, as llama-bench takes them: 2 ubatch sizes x 2 key types x (pp + tg) = 8 rows.
-    rc = run(program(CLI_BENCH) + " -m " + q(g_model) + " -ub 4,512 -ctk f16,f32 -ctv f16 -nkvo 0 -p 8 -n 2 -r 1 -o csv",
+    rc = run(program(CLI_BENCH) + " -m " + shell_quote(g_model) + " -ub 4,512 -ctk f16,f32 -ctv f16 -nkvo 0 -p 8 -n 2 -r 1 -o csv",
              &out, &err);
     size_t rows = 0;
     for (char c : out) rows += c == '\n';
@@ -261,13 +243,13 @@ static void test_chat_sampling_flags(void) {
     const char msgs[] = "[{\"role\": \"user\", \"content\": \"Once upon a time\"}]";
     CHECK(fd >= 0 && write(fd, msgs, sizeof(msgs) - 1) == (ssize_t) (sizeof(msgs) - 1));
     if (fd >= 0) close(fd);
-    const std::string base = program(CLI_CHAT) + " -m " + q(g_model) + " --chat-template chatml --messages " + path +
+    const std::string base = program(CLI_CHAT) + " -m " + shell_quote(g_model) + " --chat-template chatml --messages " + path +
                              " -n 24 --temp 0 --no-perf";
     std::string full, cut, err;
     CHECK(run(base, &full, &err) == 0 && full.size() > 12);
     // A stop string from the middle of the reply ends it there (or at most 2 characters after).
     const std::string stop = full.substr(6, 4);
-    CHECK(run(base + " -r " + q(stop), &cut, &err) == 0);
+    CHECK(run(base + " -r " + shell_quote(stop), &cut, &err) == 0);
     const size_t at = full.find(stop);
     CHECK_MSG(cut.size() < full.size() && cut.size() >= at + stop.size() + 1 && cut.size() <= at + stop.size() + 3 &&
                   full.compare(0, cut.size() - 1, cut, 0, cut.size() - 1) == 0,
@@ -277,7 +259,7 @@ static void test_chat_sampling_flags(void) {
     CHECK(run(base + " -l 99999+1", &cut, &err) == 1 && err.find("outside the vocabulary") != std::string::npos);
     std::string gen;
     CHECK(run(base + " -n 5 -l 300+100", &cut, &err) == 0);
-    CHECK(run(program(CLI_RUN) + " -m " + q(g_model) + " -p Once -n 5 --temp 0 --no-perf -l 300+100", &gen, &err) == 0);
+    CHECK(run(program(CLI_RUN) + " -m " + shell_quote(g_model) + " -p Once -n 5 --temp 0 --no-perf -l 300+100", &gen, &err) == 0);
     CHECK_MSG(cut.size() > 1 && cut != full && gen.size() > cut.size() &&
                   gen.compare(gen.size() - cut.size(), cut.size(), cut) == 0,
               "-l 300+100: chat '%s', run '%s'", cut.c_str(), gen.c_str());
