@@ -45,23 +45,44 @@ using namespace tern;
 
 namespace {
 
+// Families beyond llama/qwen2 add their tensors and keys (plan_model, set_hparams).
+enum shape_family { FAM_LLAMA, FAM_QWEN2, FAM_LLAMA3, FAM_GEMMA2, FAM_GEMMA3, FAM_SMOLLM3, FAM_PHI3, FAM_GRANITE };
+
 struct model_shape {
     const char * name;
     const char * arch;
+    shape_family family;
     uint32_t     n_embd, n_layer, n_head, n_head_kv, n_ff;
+    uint32_t     head_dim;     // 0: n_embd / n_head (gemma's and phi-4-mini's differ or rotate part)
+    uint32_t     n_rot;        // 0: head_dim (phi3 rotates 96 of 96 or 128)
     float        rope_freq_base, norm_rms_eps;
     bool         qkv_bias;     // qwen2: q/k/v biases
     bool         tied;         // no output.weight: the token embedding is the output
+    uint32_t     n_ctx_train;  // <arch>.context_length
+    uint32_t     n_vocab;      // 0: the vocabulary file's; more: padded with unused tokens
     const char * vocab_file;   // default vocabulary, in <shared>/vocab/
 };
 
+// The 1B-class shapes of issue 25 are the published models' config.json
+// dimensions. Vocabularies: the shared files have neither Llama 3's, Gemma's nor
+// o200k, so those files carry a shared vocabulary of the same kind (BPE: gpt-2's;
+// SentencePiece: llama-spm's) padded to the real token count with unused tokens:
+// the embedding and output matrices have the real size, which is what speed needs.
 const model_shape k_shapes[] = {
-    { "tinyllama",    "llama", 2048, 22, 32,  4, 5632, 10000.0f,   1e-5f, false, false, "ggml-vocab-llama-spm.gguf" },
-    { "qwen2.5-0.5b", "qwen2",  896, 24, 14,  2, 4864, 1000000.0f, 1e-6f, true,  true,  "ggml-vocab-qwen2.gguf" },
-    { "tiny",         "llama",   64,  2,  4,  2,  128, 10000.0f,   1e-5f, false, false, "ggml-vocab-llama-spm.gguf" },
-    { "tiny-qwen2",   "qwen2",   64,  2,  4,  2,  128, 1000000.0f, 1e-6f, true,  true,  "ggml-vocab-qwen2.gguf" },
+    { "tinyllama",    "llama",   FAM_LLAMA,   2048, 22, 32,  4, 5632,    0,  0, 10000.0f,   1e-5f, false, false,   2048,      0, "ggml-vocab-llama-spm.gguf" },
+    { "qwen2.5-0.5b", "qwen2",   FAM_QWEN2,    896, 24, 14,  2, 4864,    0,  0, 1000000.0f, 1e-6f, true,  true,    2048,      0, "ggml-vocab-qwen2.gguf" },
+    { "llama-3.2-1b", "llama",   FAM_LLAMA3,  2048, 16, 32,  8, 8192,    0,  0, 500000.0f,  1e-5f, false, true,  131072, 128256, "ggml-vocab-gpt-2.gguf" },
+    { "gemma-2-2b",   "gemma2",  FAM_GEMMA2,  2304, 26,  8,  4, 9216,  256,  0, 10000.0f,   1e-6f, false, true,    8192, 256000, "ggml-vocab-llama-spm.gguf" },
+    { "gemma-3-1b",   "gemma3",  FAM_GEMMA3,  1152, 26,  4,  1, 6912,  256,  0, 1000000.0f, 1e-6f, false, true,   32768, 262144, "ggml-vocab-llama-spm.gguf" },
+    { "smollm3-3b",   "smollm3", FAM_SMOLLM3, 2048, 36, 16,  4, 11008,   0,  0, 5000000.0f, 1e-6f, false, true,   65536, 128256, "ggml-vocab-gpt-2.gguf" },
+    { "phi-3.5-mini", "phi3",    FAM_PHI3,    3072, 32, 32, 32, 8192,    0,  0, 10000.0f,   1e-5f, false, false, 131072,      0, "ggml-vocab-phi-3.gguf" },
+    { "phi-4-mini",   "phi3",    FAM_PHI3,    3072, 32, 24,  8, 8192,    0, 96, 10000.0f,   1e-5f, false, true,  131072, 200064, "ggml-vocab-gpt-2.gguf" },
+    { "granite-3.1-2b", "granite", FAM_GRANITE, 2048, 40, 32, 8, 8192,   0,  0, 5000000.0f, 1e-5f, false, true,  131072,  49155, "ggml-vocab-starcoder.gguf" },
+    { "tiny",         "llama",   FAM_LLAMA,     64,  2,  4,  2,  128,    0,  0, 10000.0f,   1e-5f, false, false,   2048,      0, "ggml-vocab-llama-spm.gguf" },
+    { "tiny-qwen2",   "qwen2",   FAM_QWEN2,     64,  2,  4,  2,  128,    0,  0, 1000000.0f, 1e-6f, true,  true,    2048,      0, "ggml-vocab-qwen2.gguf" },
 };
-const uint32_t k_context_length = 2048;
+uint32_t shape_head_dim(const model_shape & s) { return s.head_dim ? s.head_dim : s.n_embd / s.n_head; }
+uint32_t shape_n_rot(const model_shape & s) { return s.n_rot ? s.n_rot : shape_head_dim(s); }
 const float    k_norm_noise = 0.01f;
 
 struct options {
@@ -80,11 +101,15 @@ void usage(FILE * f) {
         "  --shape S       tinyllama (dim 2048, 22 layers, 32/4 heads, ffn 5632, vocab 32000)\n"
         "                  qwen2.5-0.5b (dim 896, 24 layers, 14/2 heads, ffn 4864, vocab 151936,\n"
         "                  q/k/v biases, tied embeddings)\n"
+        "                  the 1B-class shapes of the newer families, their real dimensions and\n"
+        "                  token counts (vocabularies the shared folder lacks are padded):\n"
+        "                  llama-3.2-1b (rope_freqs), gemma-2-2b, gemma-3-1b, smollm3-3b,\n"
+        "                  phi-3.5-mini, phi-4-mini (LongRoPE), granite-3.1-2b\n"
         "                  tiny, tiny-qwen2 (dim 64, 2 layers, 4/2 heads, ffn 128: for tests)\n"
         "  --type T        weight type: F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K Q4_K\n"
         "                  Q5_K Q6_K IQ4_NL (default Q8_0)\n"
-        "  --vocab FILE    GGUF whose tokenizer.* keys are copied (default: <shared>/vocab/\n"
-        "                  ggml-vocab-llama-spm.gguf, or ggml-vocab-qwen2.gguf for qwen2 shapes)\n"
+        "  --vocab FILE    GGUF whose tokenizer.* keys are copied (default: <shared>/vocab/ and the\n"
+        "                  shape's: llama-spm, qwen2, gpt-2, phi-3 or starcoder)\n"
         "  --shared-dir D  folder with vocab/ (default: $TERN_SHARED_DIR)\n"
         "  --seed N        PRNG seed (default 42); --std X  weight standard deviation (default 0.02)\n"
         "  --threads N     quantizing threads (default: all online CPUs)\n");
@@ -179,7 +204,8 @@ tern_status load_vocab(const char * path, vocab_file * v) {
 // ---------------------------------------------------------------------------
 // Tensor plan: names, shapes, types and final buffers.
 // ---------------------------------------------------------------------------
-enum fill_kind { FILL_WEIGHT, FILL_NORM, FILL_BIAS };
+// FILL_ROPE_*: RoPE frequency factors, deterministic (fill_rope_factors).
+enum fill_kind { FILL_WEIGHT, FILL_NORM, FILL_BIAS, FILL_ROPE_LLAMA3, FILL_ROPE_LONG, FILL_ROPE_SHORT };
 
 struct planned_tensor {
     char      name[64];
@@ -228,29 +254,51 @@ struct tensor_plan {
     }
 };
 
-// llama.cpp's tensors for the shape, in its file order.
+// llama.cpp's tensors for the shape, in its file order (convert_hf_to_gguf's).
 void plan_model(const model_shape & s, uint32_t n_vocab, tern_type type, tensor_plan * p) {
-    const int64_t n_embd = s.n_embd, head_dim = s.n_embd / s.n_head;
+    const bool tied = s.tied;
+    const int64_t n_embd = s.n_embd, head_dim = shape_head_dim(s);
     const int64_t n_q = head_dim * s.n_head, n_kv = head_dim * s.n_head_kv;
     const tern_type out_type = is_k_quant(type) ? TERN_TYPE_Q6_K : type;
-    p->add("token_embd.weight", n_embd, n_vocab, FILL_WEIGHT, s.tied ? out_type : type);
+    const bool gemma = s.family == FAM_GEMMA2 || s.family == FAM_GEMMA3, phi3 = s.family == FAM_PHI3;
+    // RoPE factor vectors come first, as the converter writes them: [n_rot / 2]
+    if (s.family == FAM_LLAMA3) p->add("rope_freqs.weight", shape_n_rot(s) / 2, 1, FILL_ROPE_LLAMA3, TERN_TYPE_F32);
+    if (phi3) {
+        p->add("rope_factors_long.weight", shape_n_rot(s) / 2, 1, FILL_ROPE_LONG, TERN_TYPE_F32);
+        p->add("rope_factors_short.weight", shape_n_rot(s) / 2, 1, FILL_ROPE_SHORT, TERN_TYPE_F32);
+    }
+    p->add("token_embd.weight", n_embd, n_vocab, FILL_WEIGHT, tied ? out_type : type);
     p->add("output_norm.weight", n_embd, 1, FILL_NORM, TERN_TYPE_F32);
-    if (!s.tied) p->add("output.weight", n_embd, n_vocab, FILL_WEIGHT, out_type);
+    if (!tied) p->add("output.weight", n_embd, n_vocab, FILL_WEIGHT, out_type);
     for (int il = 0; il < (int) s.n_layer; il++) {
         p->add_layer(il, "attn_norm.weight", n_embd, 1, FILL_NORM, TERN_TYPE_F32);
-        p->add_layer(il, "attn_q.weight", n_embd, n_q, FILL_WEIGHT, type);
-        p->add_layer(il, "attn_k.weight", n_embd, n_kv, FILL_WEIGHT, type);
-        p->add_layer(il, "attn_v.weight", n_embd, n_kv, FILL_WEIGHT, type);
+        if (phi3) {
+            p->add_layer(il, "attn_qkv.weight", n_embd, n_q + 2 * n_kv, FILL_WEIGHT, type);  // rows q | k | v
+        } else {
+            p->add_layer(il, "attn_q.weight", n_embd, n_q, FILL_WEIGHT, type);
+            p->add_layer(il, "attn_k.weight", n_embd, n_kv, FILL_WEIGHT, type);
+            p->add_layer(il, "attn_v.weight", n_embd, n_kv, FILL_WEIGHT, type);
+        }
         if (s.qkv_bias) {
             p->add_layer(il, "attn_q.bias", n_q, 1, FILL_BIAS, TERN_TYPE_F32);
             p->add_layer(il, "attn_k.bias", n_kv, 1, FILL_BIAS, TERN_TYPE_F32);
             p->add_layer(il, "attn_v.bias", n_kv, 1, FILL_BIAS, TERN_TYPE_F32);
         }
+        if (s.family == FAM_GEMMA3) {
+            p->add_layer(il, "attn_q_norm.weight", head_dim, 1, FILL_NORM, TERN_TYPE_F32);
+            p->add_layer(il, "attn_k_norm.weight", head_dim, 1, FILL_NORM, TERN_TYPE_F32);
+        }
         p->add_layer(il, "attn_output.weight", n_q, n_embd, FILL_WEIGHT, type);
+        if (gemma) p->add_layer(il, "post_attention_norm.weight", n_embd, 1, FILL_NORM, TERN_TYPE_F32);
         p->add_layer(il, "ffn_norm.weight", n_embd, 1, FILL_NORM, TERN_TYPE_F32);
-        p->add_layer(il, "ffn_gate.weight", n_embd, s.n_ff, FILL_WEIGHT, type);
-        p->add_layer(il, "ffn_up.weight", n_embd, s.n_ff, FILL_WEIGHT, type);
+        if (phi3) {
+            p->add_layer(il, "ffn_up.weight", n_embd, 2 * (int64_t) s.n_ff, FILL_WEIGHT, type);  // rows gate | up
+        } else {
+            p->add_layer(il, "ffn_gate.weight", n_embd, s.n_ff, FILL_WEIGHT, type);
+            p->add_layer(il, "ffn_up.weight", n_embd, s.n_ff, FILL_WEIGHT, type);
+        }
         p->add_layer(il, "ffn_down.weight", s.n_ff, n_embd, FILL_WEIGHT, type);
+        if (gemma) p->add_layer(il, "post_ffw_norm.weight", n_embd, 1, FILL_NORM, TERN_TYPE_F32);
     }
 }
 
@@ -272,6 +320,28 @@ struct row_rng {
     float open_unit() { return (float) ((next() >> 40) + 1) * (1.0f / 16777216.0f); }
     float unit() { return (float) (next() >> 40) * (1.0f / 16777216.0f); }
 };
+
+// The factors a converted file carries: Llama 3.x's (convert_hf_to_gguf's "llama3"
+// formula with factor 32, low 1, high 4, an original context of 8192, for each pair
+// i of frequency base^(-2i/n_rot) and wavelength w = 2 pi / frequency: 1 where
+// w < 8192 / 4, 32 where w > 8192 / 1, between them 1 / ((1 - m) / 32 + m) with
+// m = (8192 / w - 1) / (4 - 1)); LongRoPE's long factors rising from 1 to ~27 over the
+// pairs (Phi-3.5's run 1.0 .. 27.4) and short ones of 1.
+void fill_rope_factors(const planned_tensor & t, float rope_base, float * out) {
+    const int64_t n_pairs = t.ne0;
+    for (int64_t i = 0; i < n_pairs; i++) {
+        if (t.kind == FILL_ROPE_SHORT) { out[i] = 1.0f; continue; }
+        if (t.kind == FILL_ROPE_LONG) { out[i] = 1.0f + 26.4f * (float) i / (float) (n_pairs - 1); continue; }
+        const double w = 6.283185307179586 * pow((double) rope_base, (double) i / (double) n_pairs);
+        const double lo_w = 8192.0 / 1.0, hi_w = 8192.0 / 4.0;
+        if (w < hi_w) out[i] = 1.0f;
+        else if (w > lo_w) out[i] = 32.0f;
+        else {
+            const double m = (8192.0 / w - 1.0) / (4.0 - 1.0);
+            out[i] = (float) (1.0 / ((1.0 - m) / 32.0 + m));
+        }
+    }
+}
 
 void fill_row(const planned_tensor & t, uint64_t seed, uint64_t tensor_index, int64_t row, float std_dev, float * out) {
     row_rng rng(seed, tensor_index, (uint64_t) row);
@@ -299,6 +369,7 @@ struct fill_job {
     std::vector<std::vector<float>> scratch;  // [n_threads][max ne0]
     uint64_t                      seed;
     float                         std_dev;
+    float                         rope_base;
     std::atomic<size_t>           next{0};
     std::atomic<uint64_t>         values_done{0};
     uint64_t                      values_total = 0;
@@ -314,7 +385,8 @@ void fill_worker(int32_t ith, int32_t /* nth */, void * arg) {
         const planned_tensor & t = (*job->tensors)[w.tensor];
         const tern_type_traits * tr = tern_type_traits_get(t.type);
         for (int64_t r = w.row0; r < w.row1; r++) {
-            fill_row(t, job->seed, w.tensor, r, job->std_dev, row);
+            if (t.kind >= FILL_ROPE_LLAMA3) fill_rope_factors(t, job->rope_base, row);
+            else fill_row(t, job->seed, w.tensor, r, job->std_dev, row);
             tr->from_float(row, t.data + (size_t) r * t.row_bytes, t.ne0);
         }
         const uint64_t n = (uint64_t) (w.row1 - w.row0) * t.ne0;
@@ -332,6 +404,7 @@ tern_status fill_tensors(std::vector<planned_tensor> * tensors, const options & 
     job.tensors = tensors;
     job.seed = o.seed;
     job.std_dev = o.std_dev;
+    job.rope_base = o.shape->rope_freq_base;
     job.show_progress = isatty(2);
     int64_t max_ne0 = 0;
     for (uint32_t i = 0; i < tensors->size(); i++) {
@@ -390,24 +463,91 @@ tern_status set_hparams(gguf_writer * w, const model_shape & s, uint32_t n_vocab
     snprintf(title, sizeof(title), "tern synthetic %s %s", s.name, tern_type_traits_get(type)->name);
     TERN_TRY(gguf_writer_set_str(w, "general.name", title));
     TERN_TRY(gguf_writer_set_u32(w, key("vocab_size"), n_vocab));
-    TERN_TRY(gguf_writer_set_u32(w, key("context_length"), k_context_length));
+    TERN_TRY(gguf_writer_set_u32(w, key("context_length"), s.n_ctx_train));
     TERN_TRY(gguf_writer_set_u32(w, key("embedding_length"), s.n_embd));
     TERN_TRY(gguf_writer_set_u32(w, key("block_count"), s.n_layer));
     TERN_TRY(gguf_writer_set_u32(w, key("feed_forward_length"), s.n_ff));
-    TERN_TRY(gguf_writer_set_u32(w, key("rope.dimension_count"), s.n_embd / s.n_head));
+    TERN_TRY(gguf_writer_set_u32(w, key("rope.dimension_count"), shape_n_rot(s)));
     TERN_TRY(gguf_writer_set_u32(w, key("attention.head_count"), s.n_head));
     TERN_TRY(gguf_writer_set_u32(w, key("attention.head_count_kv"), s.n_head_kv));
     TERN_TRY(gguf_writer_set_f32(w, key("attention.layer_norm_rms_epsilon"), s.norm_rms_eps));
-    TERN_TRY(gguf_writer_set_f32(w, key("rope.freq_base"), s.rope_freq_base));
+    if (s.family != FAM_GEMMA2) TERN_TRY(gguf_writer_set_f32(w, key("rope.freq_base"), s.rope_freq_base));
+    if (s.head_dim) {
+        TERN_TRY(gguf_writer_set_u32(w, key("attention.key_length"), s.head_dim));
+        TERN_TRY(gguf_writer_set_u32(w, key("attention.value_length"), s.head_dim));
+    }
+    switch (s.family) {
+        case FAM_GEMMA2:
+            TERN_TRY(gguf_writer_set_f32(w, key("attn_logit_softcapping"), 50.0f));
+            TERN_TRY(gguf_writer_set_f32(w, key("final_logit_softcapping"), 30.0f));
+            TERN_TRY(gguf_writer_set_u32(w, key("attention.sliding_window"), 4096));
+            break;
+        case FAM_GEMMA3:
+            TERN_TRY(gguf_writer_set_u32(w, key("attention.sliding_window"), 512));
+            break;
+        case FAM_PHI3: {
+            // LongRoPE: the factors chosen by context against the original 4096; the
+            // attention factor the converter writes, sqrt(1 + ln(32) / ln(4096)).
+            TERN_TRY(gguf_writer_set_u32(w, key("rope.scaling.original_context_length"), 4096));
+            TERN_TRY(gguf_writer_set_f32(w, key("rope.scaling.attn_factor"), sqrtf(1.0f + logf(32.0f) / logf(4096.0f))));
+            // Phi-3.5-mini's window is past any context (262144); Phi-4-mini has none.
+            TERN_TRY(gguf_writer_set_u32(w, key("attention.sliding_window"), s.n_head_kv == s.n_head ? 262144 : 0));
+            break;
+        }
+        case FAM_GRANITE:  // granite-3.1-2b's config.json
+            TERN_TRY(gguf_writer_set_f32(w, key("embedding_scale"), 12.0f));
+            TERN_TRY(gguf_writer_set_f32(w, key("residual_scale"), 0.22f));
+            TERN_TRY(gguf_writer_set_f32(w, key("attention.scale"), 0.015625f));
+            TERN_TRY(gguf_writer_set_f32(w, key("logit_scale"), 8.0f));
+            break;
+        default: break;
+    }
     TERN_TRY(gguf_writer_set_u32(w, "general.file_type", llama_ftype(type)));
     if (tern_type_traits_get(type)->is_quantized) TERN_TRY(gguf_writer_set_u32(w, "general.quantization_version", 2));
     return TERN_OK;
 }
 
-tern_status copy_tokenizer(gguf_writer * w, const gguf_file & vocab) {
+// The tokenizer.* keys, by view; with n_vocab past the file's token count the
+// per-token arrays (tokens, scores, token_type) are extended with unused tokens
+// "<|tern_pad_N|>" (score 0, type 5: unused), which no text tokenizes to.
+tern_status copy_tokenizer(gguf_writer * w, const gguf_file & vocab, uint32_t n_vocab, std::vector<std::string> * pad_text) {
     for (uint64_t i = 0; i < vocab.n_kv; i++) {
-        const gguf_str k = vocab.kv[i].key;
-        if (k.len > 10 && memcmp(k.data, "tokenizer.", 10) == 0) TERN_TRY(gguf_writer_copy_kv(w, &vocab.kv[i]));
+        const gguf_kv & kv = vocab.kv[i];
+        const gguf_str k = kv.key;
+        if (k.len <= 10 || memcmp(k.data, "tokenizer.", 10) != 0) continue;
+        const bool per_token = kv.type == GGUF_TYPE_ARRAY && kv.arr_n < n_vocab &&
+                               (gguf_str_eq(k, "tokenizer.ggml.tokens") || gguf_str_eq(k, "tokenizer.ggml.scores") ||
+                                gguf_str_eq(k, "tokenizer.ggml.token_type"));
+        if (!per_token) { TERN_TRY(gguf_writer_copy_kv(w, &kv)); continue; }
+        const uint64_t n_old = kv.arr_n;
+        std::string key_name((const char *) k.data, (size_t) k.len);
+        if (kv.arr_type == GGUF_TYPE_STRING) {
+            std::vector<const char *> strs(n_vocab);
+            std::vector<std::string> old_text(n_old);
+            for (uint64_t t = 0; t < n_old; t++) {
+                old_text[t].assign((const char *) kv.strs[t].data, (size_t) kv.strs[t].len);
+                strs[t] = old_text[t].c_str();
+            }
+            pad_text->resize(n_vocab - n_old);
+            for (uint64_t t = n_old; t < n_vocab; t++) {
+                char buf[32];
+                snprintf(buf, sizeof(buf), "<|tern_pad_%u|>", (unsigned) (t - n_old));
+                (*pad_text)[t - n_old] = buf;
+                strs[t] = (*pad_text)[t - n_old].c_str();
+            }
+            TERN_TRY(gguf_writer_set_arr_str(w, key_name.c_str(), strs.data(), n_vocab));  // the writer copies
+        } else if (kv.arr_type == GGUF_TYPE_FLOAT32 || kv.arr_type == GGUF_TYPE_INT32) {
+            std::vector<uint8_t> vals((size_t) n_vocab * 4);
+            memcpy(vals.data(), kv.data, (size_t) n_old * 4);
+            const float zero = 0.0f;
+            const int32_t unused = 5;
+            for (uint64_t t = n_old; t < n_vocab; t++) {
+                memcpy(vals.data() + t * 4, kv.arr_type == GGUF_TYPE_FLOAT32 ? (const void *) &zero : (const void *) &unused, 4);
+            }
+            TERN_TRY(gguf_writer_set_arr(w, key_name.c_str(), kv.arr_type, vals.data(), n_vocab));
+        } else {
+            return tern_fail(TERN_ERR_FORMAT, "%s: cannot pad an array of type %d", key_name.c_str(), (int) kv.arr_type);
+        }
     }
     return TERN_OK;
 }
@@ -423,8 +563,9 @@ tern_status make_model(const options & o) {
     vocab_file vocab;
     TERN_TRY(load_vocab(o.vocab.c_str(), &vocab));
 
+    const uint32_t n_vocab = o.shape->n_vocab > vocab.n_vocab ? o.shape->n_vocab : vocab.n_vocab;
     tensor_plan plan;
-    plan_model(*o.shape, vocab.n_vocab, o.type, &plan);
+    plan_model(*o.shape, n_vocab, o.type, &plan);
     uint64_t bytes = 0, params = 0;
     for (planned_tensor & t : plan.tensors) {
         t.data = (uint8_t *) malloc(t.row_bytes * (size_t) t.ne1);
@@ -440,13 +581,15 @@ tern_status make_model(const options & o) {
     TERN_TRY(fill_tensors(&plan.tensors, o));
     const double t_fill = now_s() - t0;
 
-    std::vector<uint8_t> writer_mem(1 << 20);
+    // The writer copies padded per-token arrays into its arena: under 96 bytes a token.
+    std::vector<uint8_t> writer_mem(((size_t) 1 << 20) + (size_t) n_vocab * 96);
     tern_arena arena;
     arena_init(&arena, writer_mem.data(), writer_mem.size());
     gguf_writer w;
     TERN_TRY(gguf_writer_init(&w, &arena, (uint32_t) vocab.f.n_kv + 32, (uint32_t) plan.tensors.size()));
-    TERN_TRY(set_hparams(&w, *o.shape, vocab.n_vocab, o.type));
-    TERN_TRY(copy_tokenizer(&w, vocab.f));
+    TERN_TRY(set_hparams(&w, *o.shape, n_vocab, o.type));
+    std::vector<std::string> pad_text;
+    TERN_TRY(copy_tokenizer(&w, vocab.f, n_vocab, &pad_text));
     for (const planned_tensor & t : plan.tensors) {
         const int64_t ne[2] = { t.ne0, t.ne1 };
         TERN_TRY(gguf_writer_add_tensor(&w, t.name, t.type, t.ne1 == 1 ? 1 : 2, ne, t.data));
@@ -454,7 +597,7 @@ tern_status make_model(const options & o) {
     TERN_TRY(gguf_writer_write(&w, o.out.c_str()));
     printf("%s: %s %s, %.3f B parameters, vocab %u (%s), %.1f MiB of tensors; generated in %.1f s with %d threads, "
            "%.1f s in all\n", o.out.c_str(), o.shape->name, tern_type_traits_get(o.type)->name, params * 1e-9,
-           vocab.n_vocab, o.vocab.c_str(), bytes / 1048576.0, t_fill, o.n_threads, now_s() - t0);
+           n_vocab, o.vocab.c_str(), bytes / 1048576.0, t_fill, o.n_threads, now_s() - t0);
     return TERN_OK;
 }
 

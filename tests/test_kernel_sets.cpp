@@ -10,6 +10,7 @@
 //   (the contract that makes results independent of threads and batch split).
 // Also: TERN_KERNELS picks a lower set; an unknown name falls back to the best.
 #include <stddef.h>
+#include <string.h>
 #include <math.h>
 #include <chrono>
 #include <random>
@@ -160,6 +161,19 @@ void test_vector_kernels(const tern_kernel_set * ks) {
         for (int64_t i = 0; i < n; i++) {
             CHECK_MSG(fabs(a1[i] - a2[i]) <= 1e-6 * fabs(a2[i]) + 1e-30, "%s swiglu n=%lld [%lld]: %g vs %g", ks->name, (long long) n, (long long) i, a1[i], a2[i]);
         }
+#if TERN_WITH_ARCH_GEMMA2 || TERN_WITH_ARCH_GEMMA3
+        // geglu (exact): random gates around the table's edges, +-10 themselves, inf, NaN.
+        for (int64_t i = 0; i < n; i++) g[i] = 12.0f * (2.0f * (float) (i % 97) / 96.0f - 1.0f) + 0.001f * (float) (i % 13);
+        g[0] = -10.0f;
+        if (n > 3) { g[1] = 10.0f; g[2] = nextafterf(10.0f, 0.0f); g[3] = nextafterf(-10.0f, 0.0f); }
+        if (n > 6) { g[4] = INFINITY; g[5] = -INFINITY; g[6] = NAN; }
+        ks->geglu_f32(n, a1.data(), g.data(), y.data());
+        tern_kgeglu_f32_ref(n, a2.data(), g.data(), y.data());
+        for (int64_t i = 0; i < n; i++) {
+            CHECK_MSG(memcmp(&a1[i], &a2[i], 4) == 0 || (a1[i] != a1[i] && a2[i] != a2[i]), "%s geglu n=%lld [%lld] g=%g: %g vs %g",
+                      ks->name, (long long) n, (long long) i, g[i], a1[i], a2[i]);
+        }
+#endif
     }
 }
 
@@ -436,6 +450,44 @@ void test_repacked(const tern_kernel_set * ks, const tern_kernel_set * ref_set) 
 
 }  // namespace
 
+#if TERN_WITH_ARCH_GEMMA2 || TERN_WITH_ARCH_GEMMA3
+// GEGLU over every F16 input: each set gives the reference's bits, and the
+// reference (a table, gelu_table.h) gives llama.cpp's formula evaluated per value.
+void test_geglu_every_f16(const tern_kernel_set * ks) {
+    std::vector<float> g, u, y1, y2;
+    for (uint32_t b = 0; b < 0x10000; b++) {
+        const float x = tern_fp16_to_fp32((tern_fp16) b);
+        if (x != x) continue;
+        g.push_back(x);
+        g.push_back(nextafterf(x, 0.0f));  // an F32 value that rounds to this F16 or its neighbour
+    }
+    u.assign(g.size(), 1.0f);
+    u[5] = -3.0f;
+    y1.resize(g.size());
+    y2.resize(g.size());
+    const int64_t n = (int64_t) g.size();
+    ks->geglu_f32(n, y1.data(), g.data(), u.data());
+    tern_kgeglu_f32_ref(n, y2.data(), g.data(), u.data());
+    int bad = 0;
+    for (int64_t i = 0; i < n; i++) bad += memcmp(&y1[i], &y2[i], 4) != 0;
+    CHECK_MSG(bad == 0, "%s geglu over every F16 input: %d of %lld differ from the reference", ks->name, bad, (long long) n);
+    if (strcmp(ks->name, "scalar") != 0) return;
+    const float sqrt_2_over_pi = 0.79788456080286535587989211986876f, coef_a = 0.044715f;
+    bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const float x = g[i];
+        float want = x <= -10.0f ? 0.0f : x;
+        if (x > -10.0f && x < 10.0f) {
+            const float h = tern_fp16_to_fp32(tern_fp32_to_fp16(x));
+            want = tern_fp16_to_fp32(tern_fp32_to_fp16(0.5f * h * (1.0f + tanhf(sqrt_2_over_pi * h * (1.0f + coef_a * h * h)))));
+        }
+        want *= u[i];
+        bad += memcmp(&want, &y2[i], 4) != 0;
+    }
+    CHECK_MSG(bad == 0, "geglu reference: %d of %lld values differ from the formula per value", bad, (long long) n);
+}
+#endif
+
 int main() {
     const tern_kernel_set * ref_set = tern_kernels_by_name("scalar");
     CHECK(ref_set != nullptr);
@@ -452,6 +504,9 @@ int main() {
         }
         CHECK(strcmp(ks->name, names[i]) == 0);
         test_vector_kernels(ks);
+#if TERN_WITH_ARCH_GEMMA2 || TERN_WITH_ARCH_GEMMA3
+        test_geglu_every_f16(ks);
+#endif
         test_attention_rows(ks);
         test_quantize_act(ks);
         test_matmul_kernels(ks, ref_set);

@@ -54,9 +54,10 @@ TERN_KERNEL_PAIR(float, tern_kscale_mask_max_f32, scale_mask_max_f32, (int64_t n
 TERN_KERNEL_PAIR(float, tern_kexp_sum_f32, exp_sum_f32, (int64_t n, float * x, float max), (n, x, max))
 // y[i] = silu(g[i]) * u[i], silu(x) = x / (1 + e^-x) with the approximate exponential.
 TERN_KERNEL_PAIR(void, tern_kswiglu_f32, swiglu_f32, (int64_t n, float * y, const float * g, const float * u), (n, y, g, u))
-// y[i] = gelu(g[i]) * u[i], GELU's tanh form as llama.cpp's CPU backend gives it
-// through its F16 table: 0 at or below -10, g itself at or above 10, else
-// h = F16(g), F16(0.5 h (1 + tanh(sqrt(2/pi) h (1 + 0.044715 h^2)))).
+// exact: y[i] = gelu(g[i]) * u[i], GELU's tanh form as llama.cpp's CPU backend
+// gives it through its F16 table: 0 at or below -10, g itself at or above 10 (and
+// NaN), else h = F16(g), F16(0.5 h (1 + tanh(sqrt(2/pi) h (1 + 0.044715 h^2)))),
+// read from the table of gelu_table.h. Only where gemma2 or gemma3 is compiled in.
 TERN_KERNEL_PAIR(void, tern_kgeglu_f32, geglu_f32, (int64_t n, float * y, const float * g, const float * u), (n, y, g, u))
 
 #undef TERN_KERNEL_PAIR

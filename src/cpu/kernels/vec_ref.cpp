@@ -80,23 +80,6 @@ void tern_kswiglu_f32_ref(int64_t n, float * y, const float * g, const float * u
     for (int64_t i = 0; i < n; i++) y[i] = tern_silu_approx(g[i]) * u[i];
 }
 
-void tern_kgeglu_f32_ref(int64_t n, float * y, const float * g, const float * u) {
-    const float sqrt_2_over_pi = 0.79788456080286535587989211986876f, coef_a = 0.044715f;
-    for (int64_t i = 0; i < n; i++) {
-        const float x = g[i];
-        float v;
-        if (x <= -10.0f) {
-            v = 0.0f;
-        } else if (x >= 10.0f) {
-            v = x;
-        } else {
-            const float h = tern_fp16_to_fp32(tern_fp32_to_fp16(x));
-            v = tern_fp16_to_fp32(tern_fp32_to_fp16(0.5f * h * (1.0f + tanhf(sqrt_2_over_pi * h * (1.0f + coef_a * h * h)))));
-        }
-        y[i] = v * u[i];
-    }
-}
-
 void tern_kdot_f16_rows_ref(int64_t n, int64_t n_rows, int64_t n_x, const tern_fp16 * x, const tern_fp16 * rows, int64_t stride,
                             float * out, int64_t out_stride) {
     for (int64_t g = 0; g < n_x; g++) {

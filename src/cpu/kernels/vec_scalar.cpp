@@ -22,7 +22,9 @@ void tern_fill_scalar(tern_kernel_set * ks) {
     ks->scale_mask_max_f32 = tern_kscale_mask_max_f32_ref;
     ks->exp_sum_f32 = tern_kexp_sum_f32_ref;
     ks->swiglu_f32 = tern_kswiglu_f32_ref;
-    ks->geglu_f32 = tern_kgeglu_f32_ref;  // every set: tanhf per value (no SIMD form yet)
+#if TERN_WITH_ARCH_GEMMA2 || TERN_WITH_ARCH_GEMMA3
+    ks->geglu_f32 = tern_kgeglu_f32_ref;  // gelu_table.cpp; NULL where no GELU architecture is compiled in
+#endif
     for (int t = 0; t < TERN_TYPE_COUNT; t++) {
         const tern_type_traits * tr = tern_type_traits_get((tern_type) t);
         ks->vec_dot[t] = tr ? tr->vec_dot : nullptr;

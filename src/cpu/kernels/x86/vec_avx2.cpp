@@ -4,6 +4,7 @@
 // Compiled with the avx2 target flags: only static functions here.
 #include "cpu/kernels/vec.h"
 #include "cpu/kernels/exp_approx.h"
+#include "cpu/kernels/gelu_table.h"
 #include "cpu/kernels/x86/attn_rows_x86.h"
 
 #include <immintrin.h>
@@ -212,12 +213,44 @@ static void kswiglu_f32(int64_t n, float * y, const float * g, const float * u) 
     tern_kswiglu_f32_ref(n - i, y + i, g + i, u + i);
 }
 
+#if TERN_WITH_ARCH_GEMMA2 || TERN_WITH_ARCH_GEMMA3
+// The reference's table lookup, eight values at a time: F16C rounds x as the
+// reference does (nearest even), a gather reads 4 bytes at each entry (the table
+// has one entry to spare) and keeps the low half; lanes outside (-10, 10) read
+// entry 0 and take 0 or x instead.
+static void kgeglu_f32(int64_t n, float * y, const float * g, const float * u) {
+    const tern_fp16 * table = tern_gelu_table();
+    const __m256 lo = _mm256_set1_ps(-10.0f), hi = _mm256_set1_ps(10.0f);
+    const __m256i magnitude = _mm256_set1_epi32(0x7fff), sign = _mm256_set1_epi32(0x8000);
+    const __m256i half = _mm256_set1_epi32((int) k_gelu_table_half), low16 = _mm256_set1_epi32(0xffff);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 x = _mm256_loadu_ps(g + i);
+        const __m256 inside = _mm256_and_ps(_mm256_cmp_ps(x, lo, _CMP_GT_OQ), _mm256_cmp_ps(x, hi, _CMP_LT_OQ));
+        const __m256i h = _mm256_cvtepu16_epi32(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+        const __m256i negative = _mm256_cmpeq_epi32(_mm256_and_si256(h, sign), sign);
+        __m256i entry = _mm256_add_epi32(_mm256_and_si256(h, magnitude), _mm256_and_si256(negative, half));
+        entry = _mm256_and_si256(entry, _mm256_castps_si256(inside));
+        const __m256i words = _mm256_and_si256(_mm256_i32gather_epi32((const int *) table, entry, 2), low16);
+        // 8 x 32-bit -> 8 x 16-bit: packus works per 128-bit half, qwords 0 and 2 hold the eight
+        const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(words, words), 0x08);
+        const __m256 v = _mm256_cvtph_ps(_mm256_castsi256_si128(packed));
+        const __m256 outside = _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LE_OQ), x);  // 0 at or below -10, else x
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_blendv_ps(outside, v, inside), _mm256_loadu_ps(u + i)));
+    }
+    tern_kgeglu_f32_ref(n - i, y + i, g + i, u + i);
+}
+#endif
+
 void tern_fill_vec_avx2(tern_kernel_set * ks) {
     ks->dot_f16_rows = kdot_f16_rows;
     ks->mad_f16_rows = kmad_f16_rows;
     ks->scale_mask_max_f32 = kscale_mask_max_f32;
     ks->exp_sum_f32 = kexp_sum_f32;
     ks->swiglu_f32 = kswiglu_f32;
+#if TERN_WITH_ARCH_GEMMA2 || TERN_WITH_ARCH_GEMMA3
+    ks->geglu_f32 = kgeglu_f32;
+#endif
     ks->dot_f32 = kdot_f32;
     ks->dot_f16 = kdot_f16;
     ks->sumsq_f32 = ksumsq_f32;
