@@ -235,15 +235,27 @@ extern "C" int32_t tern_chat_apply(const tern_model * model, const tern_chat_par
     size_t out_len = 0;
     bool parse_failed = false;
     char err[320];
+    const jmem jm_start = jm;
     tern_status st = chat_jinja_apply(&in, &jm, &lim, &out, &out_len, &parse_failed, err, sizeof(err));
+    if (st != TERN_OK && parse_failed) {
+        // The engine cannot read it: llama.cpp's --jinja path then runs its ChatML
+        // template instead (common_chat_templates_init), and so does Tern.
+        TERN_LOG_AT(TERN_LOG_WARN, "chat template: %s; using ChatML instead (as llama.cpp)\n", err);
+        static const char k_chatml_jinja[] =
+            "{%- for message in messages -%}\n"
+            "  {{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' -}}\n"
+            "{%- endfor -%}\n"
+            "{%- if add_generation_prompt -%}\n"
+            "  {{- '<|im_start|>assistant\\n' -}}\n"
+            "{%- endif -%}";
+        in.tmpl = k_chatml_jinja;
+        in.tmpl_len = sizeof(k_chatml_jinja) - 1;
+        jm = jm_start;
+        st = chat_jinja_apply(&in, &jm, &lim, &out, &out_len, &parse_failed, err, sizeof(err));
+    }
     int32_t r;
     if (st == TERN_OK) {
         r = deliver(out, out_len, buf, length);
-    } else if (parse_failed && !jmsgs && chat_tmpl_detect(tmpl, tmpl_len) != CHAT_TMPL_UNKNOWN) {
-        // The engine cannot read it: the built-in its markers name, as llama.cpp falls back.
-        TERN_LOG_AT(TERN_LOG_WARN, "chat template: %s; using the built-in '%s'\n", err,
-                 chat_tmpl_name(chat_tmpl_detect(tmpl, tmpl_len)));
-        r = apply_builtin(chat_tmpl_detect(tmpl, tmpl_len), msgs, n_msgs, p.add_generation_prompt != 0, buf, length);
     } else {
         tern_fail(st, "chat template: %s", err);
         r = -(int32_t) st;

@@ -46,6 +46,9 @@ static std::string apply(const tern_chat_params & p, const tern_chat_message * m
     return std::string(buf.data(), (size_t) need);
 }
 
+static std::string g_log;
+static void keep_log(tern_log_level, const char * text, void *) { g_log += text; }
+
 static std::string render(const char * tmpl, const char * messages_json = NULL, const char * extra = NULL,
                           int32_t * rc = NULL, const char * tools = NULL) {
     tern_chat_params p = tern_chat_default_params();
@@ -148,7 +151,12 @@ static const lang_case k_lang[] = {
     {"{% for x in items recursive %}{{ x.n }}{% if x.kids %}({{ loop(x.kids) }}){% endif %}{% endfor %}",
      "{\"items\": [{\"n\": 1, \"kids\": [{\"n\": 2}, {\"n\": 3, \"kids\": [{\"n\": 4}]}]}, {\"n\": 5}]}", "1(23(4))5"},
     {"{% for x in ['a', 'b', 'c'] %}{{ loop.cycle('odd', 'even') }}{% endfor %}", NULL, "oddevenodd"},
-    {"{{ strftime_now('%Y-%m-%d %H:%M %a %b %d') }} {{ date_string }}", NULL, "1970-01-01 00:00 Thu Jan 01 01 Jan 1970"},
+    // date_string is not defined (as in llama.cpp c392e509): a template's default applies, or the caller's.
+    {"{{ strftime_now('%Y-%m-%d %H:%M %a %b %d') }} {{ date_string }}", NULL, "1970-01-01 00:00 Thu Jan 01 "},
+    {"{% if not date_string is defined %}{% set date_string = '26 Jul 2024' %}{% endif %}{{ date_string }}", NULL, "26 Jul 2024"},
+    {"{{ date_string }}", "{\"date_string\": \"01 Feb 2025\"}", "01 Feb 2025"},
+    // An unknown filter or test fails only where it runs (as minja): DeepSeek V3.2 has from_json in a branch.
+    {"{% if false %}{{ x | from_json }}{{ x is nosuchtest }}{% endif %}ok", NULL, "ok"},
     {"{% filter upper %}shout {{ 'it' }}{% endfilter %}", NULL, "SHOUT IT"},
     {"{{ 'x' | indent(2) }}|{{ 'a\nb\n\nc' | indent(2) }}|{{ 'a\nb' | indent(2, true) }}", NULL, "x|a\n  b\n\n  c|  a\n  b"},
     {"{{ {'b': 2, 'a': 1} | dictsort }}{{ none | items }}{{ {'a': 1} | items | list }}", NULL,
@@ -209,9 +217,16 @@ static void test_hostile(void) {
         p.messages_json = "[{\"role\": \"user\", \"content\": \"Hi\"}]";
         p.max_steps = 5000000;
         p.mem_size = (size_t) 16 << 20;
+        g_log.clear();
+        tern_log_set(keep_log, NULL);
         std::string out = apply(p, NULL, 0, &rc);
-        CHECK_MSG(rc < 0 && strstr(tern_last_error(), b.error), "%s: rc %d, '%s' (wanted '%s')", b.tmpl, rc,
-                  rc < 0 ? tern_last_error() : out.c_str(), b.error);
+        tern_log_set(NULL, NULL);
+        // A template the engine cannot parse runs as ChatML, as llama.cpp's --jinja
+        // path does, with the reason in the warning; one that fails while running is an error.
+        const bool as_chatml = rc > 0 && out == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n" &&
+                               strstr(g_log.c_str(), b.error) && strstr(g_log.c_str(), "using ChatML instead");
+        CHECK_MSG((rc < 0 && strstr(tern_last_error(), b.error)) || as_chatml, "%s: rc %d, '%s' (wanted '%s')", b.tmpl, rc,
+                  rc < 0 ? tern_last_error() : (out + " / " + g_log).c_str(), b.error);
     }
 }
 
@@ -244,10 +259,10 @@ static void test_chat_features(void) {
     p.tmpl = "{{ strftime_now('%d %B %Y') }}|{{ date_string }}";
     p.messages_json = "[]";
     p.now = 1735689600;   // 2025-01-01 00:00 UTC
-    CHECK(apply(p, NULL, 0) == "01 January 2025|01 Jan 2025");
+    CHECK(apply(p, NULL, 0) == "01 January 2025|");
     p.now = -1;
     setenv("SOURCE_DATE_EPOCH", "951782400", 1);   // 2000-02-29
-    CHECK(apply(p, NULL, 0) == "29 February 2000|29 Feb 2000");
+    CHECK(apply(p, NULL, 0) == "29 February 2000|");
     unsetenv("SOURCE_DATE_EPOCH");
     CHECK(apply(p, NULL, 0).find("1970") == std::string::npos);
     // Built-in names stay built-ins; use_jinja 0 matches markers as tern_chat_apply_template does.

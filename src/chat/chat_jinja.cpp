@@ -86,16 +86,6 @@ bool has_text(const char * s, size_t n, const char * needle) {
     return false;
 }
 
-// The date variables: today as "%d %b %Y".
-jv date_string(jrender * r, const jclock & clock) {
-    jrender dr = *r;
-    dr.clock = clock;
-    jv fmt = jv_cstr(r, "%d %b %Y");
-    jcall c = {&fmt, 1, NULL, NULL, 0};
-    bool found;
-    return jinja_call_global(&dr, "strftime_now", 12, c, &found);
-}
-
 struct render_in {
     jv   messages;
     jv   tools;        // J_UNDEF: none
@@ -114,7 +104,8 @@ bool render(const jtemplate * t, jmem * m, const jinja_limits * lim, const chat_
     g[n++] = jglobal{"bos_token", b.str(in->bos ? in->bos : "")};
     g[n++] = jglobal{"eos_token", b.str(in->eos ? in->eos : "")};
     b.r.clock = clock;
-    g[n++] = jglobal{"date_string", date_string(&b.r, clock)};
+    // No date_string: llama.cpp c392e509 defines none (a template's own default
+    // applies, Llama 3.1's "26 Jul 2024"); a caller may pass one in extra_json.
     if (ri.tools.t != J_UNDEF) g[n++] = jglobal{"tools", ri.tools};
     if (ri.extra.t == J_DICT) {
         for (uint32_t i = 0; i < ri.extra.o->n && n < 64; i++) {
@@ -569,13 +560,10 @@ void handler_tweaks(builder & b, const chat_jinja_input * in, render_in * ri) {
         src_has(in, "<|END_THINKING|><|START_ACTION|>") || src_has(in, ">>>all")) {
         return;
     }
-    if (src_has(in, " functools[")) {   // FireFunction v2: tools only as text, and the date
-        jv fmt = b.str("%b %d %Y %H:%M:%S GMT");
-        jrender dr = b.r;
-        dr.clock = jclock{in->clock.now, 0};
-        jcall c = {&fmt, 1, NULL, NULL, 0};
-        bool found;
-        set_extra("datetime", jinja_call_global(&dr, "strftime_now", 12, c, &found));
+    if (src_has(in, " functools[")) {   // FireFunction v2: tools only as text, and a date
+        // llama.cpp c392e509's handler writes this fixed datetime, not the clock's
+        // (extra_json's "datetime" still wins: set_extra keeps a given key).
+        set_extra("datetime", b.str("Jan 29 2025 13:00:00 GMT"));
         set_extra("functions", has_tools ? dump2(&b.r, ri->tools) : b.str(""));
         ri->tools = jv_undef();
         return;

@@ -102,6 +102,9 @@ struct jnode {
 };
 
 // Builtins (jinja_builtins.cpp): filter and test ids by name, -1 when unknown.
+// JX_FILTER / JX_TEST id of a name no builtin has (the name in lit): an error
+// when evaluated, not when parsed, as minja.
+constexpr uint16_t k_jinja_unknown_id = 0xffff;
 int jinja_filter_id(const char * name, size_t n);
 int jinja_test_id(const char * name, size_t n);
 const char * jinja_filter_name(int id);

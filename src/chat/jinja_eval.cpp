@@ -490,6 +490,11 @@ jv eval(jrender * r, const jexpr * e) {
             return jinja_call_method(r, v, e->lit.s, e->lit.n, a.call);
         }
         case JX_FILTER: {
+            if (e->id == k_jinja_unknown_id) {
+                r->cur_pos = e->pos;
+                jfail(r, "unknown filter '%s'", e->lit.s);
+                return jv_undef();
+            }
             jv v = e->a ? eval(r, e->a) : jv_undef();
             args_buf a;
             if (!eval_args(r, e, &a, NULL)) return jv_undef();
@@ -497,6 +502,11 @@ jv eval(jrender * r, const jexpr * e) {
             return jinja_apply_filter(r, e->id, v, a.call);
         }
         case JX_TEST: {
+            if (e->id == k_jinja_unknown_id) {
+                r->cur_pos = e->pos;
+                jfail(r, "unknown test '%s'", e->lit.s);
+                return jv_undef();
+            }
             jv v = eval(r, e->a);
             args_buf a;
             if (!eval_args(r, e, &a, NULL)) return jv_undef();
@@ -721,6 +731,10 @@ bool render_node(jrender * r, jbuf * out, const jnode * n) {
             for (const jexpr * f = n->expr; f && k < 64; f = f->a) chain[k++] = f;
             jv v = jbuf_value(&cap);
             while (k-- > 0 && !r->failed) {
+                if (chain[k]->id == k_jinja_unknown_id) {
+                    r->cur_pos = chain[k]->pos;
+                    return jfail(r, "unknown filter '%s'", chain[k]->lit.s);
+                }
                 args_buf a;
                 if (!eval_args(r, chain[k], &a, NULL)) return false;
                 v = jinja_apply_filter(r, chain[k]->id, v, a.call);

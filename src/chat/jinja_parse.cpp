@@ -458,12 +458,15 @@ struct parser {
                 p++;
                 jname fname;
                 if (!ident(&fname)) { fail("expected a filter name after '|'"); return NULL; }
-                int id = jinja_filter_id(fname.s, fname.n);
-                if (id < 0) { p = fname.s; fail("unknown filter '%.*s'", (int) fname.n, fname.s); return NULL; }
+                // An unknown name fails when it runs, not here: minja looks filters
+                // up at render time, so a template using one in a branch it never
+                // takes renders there (DeepSeek V3.2's from_json).
+                const int id = jinja_filter_id(fname.s, fname.n);
                 jexpr * f = node(JX_FILTER, at);
                 if (!f) return NULL;
                 f->a = e;
-                f->id = (uint16_t) id;
+                f->id = id < 0 ? k_jinja_unknown_id : (uint16_t) id;
+                if (id < 0) f->lit = name_value(fname);
                 ws();
                 if (p < end && *p == '(' && !call_args(&f->args, &f->n_args)) return NULL;
                 e = f;
@@ -474,9 +477,9 @@ struct parser {
                 t->negate = word("not");
                 jname tname;
                 if (!ident(&tname)) { fail("expected a test name after 'is'"); return NULL; }
-                int id = jinja_test_id(tname.s, tname.n);
-                if (id < 0) { p = tname.s; fail("unknown test '%.*s'", (int) tname.n, tname.s); return NULL; }
-                t->id = (uint16_t) id;
+                const int id = jinja_test_id(tname.s, tname.n);  // unknown: fails when it runs, as filters
+                t->id = id < 0 ? k_jinja_unknown_id : (uint16_t) id;
+                if (id < 0) t->lit = name_value(tname);
                 ws();
                 if (p < end && *p == '(') {
                     if (!call_args(&t->args, &t->n_args)) return NULL;
@@ -990,14 +993,11 @@ struct tokenizer {
                     jname fname;
                     uint32_t at = ps.pos();
                     if (!ps.ident(&fname)) return ps.fail("expected a filter name");
-                    int id = jinja_filter_id(fname.s, fname.n);
-                    if (id < 0) {
-                        ps.p = fname.s;
-                        return ps.fail("unknown filter '%.*s'", (int) fname.n, fname.s);
-                    }
+                    const int id = jinja_filter_id(fname.s, fname.n);  // unknown: fails when it runs
                     jexpr * f = ps.node(JX_FILTER, at);
                     if (!f) return false;
-                    f->id = (uint16_t) id;
+                    f->id = id < 0 ? k_jinja_unknown_id : (uint16_t) id;
+                    if (id < 0) f->lit = ps.name_value(fname);
                     f->a = chain;
                     ps.ws();
                     if (ps.p < ps.end && *ps.p == '(' && !ps.call_args(&f->args, &f->n_args)) return false;
