@@ -674,8 +674,11 @@ int32_t tern_chat_apply_template(const char * tmpl, const tern_chat_message * ms
  * Which template: params->tmpl, else the model's tokenizer.chat_template,
  * else "chatml". A built-in name always picks the built-in (as
  * tern_chat_apply_template); Jinja source runs in the engine (use_jinja), or
- * is matched to a built-in by its markers when use_jinja is 0 or when the
- * engine cannot parse it.
+ * is matched to a built-in by its markers when use_jinja is 0. Source the
+ * engine cannot parse runs as llama.cpp's ChatML Jinja template instead, with a
+ * warning naming the line and column (llama.cpp's --jinja does the same); a
+ * template that fails while running (raise_exception, an unknown filter it
+ * reaches, a bound) is an error.
  *
  * Bounds (a template inside a model file is hostile input): the engine works
  * in one block of mem_size bytes (params->mem, else obtained for the call and
