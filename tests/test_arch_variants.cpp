@@ -102,29 +102,6 @@ const variant kVariants[] = {
 // Made for the peer only (its outputs show the skipped RoPE matters), not checked against Tern.
 const variant kSmollm3AsLlama = { SMOLLM3_AS_LLAMA, "F32", "smollm3-tiny-asllama-F32.gguf", "smollm3", false, false };
 
-// Phi-3.5-mini's layout (convert_hf_to_gguf's Phi3MiniModel): the phi3 rewrite
-// with its sliding_window (262144, past any context), an output.weight of its
-// own (a copy of the tied embedding: llama.cpp's phi3 requires one), context_length 131072,
-// rope.scaling.original_context_length, Phi-3.5-mini's rope.scaling.
-// attn_factor (sqrt(1 + ln(32) / ln(4096)): 131072 over an original 4096), and
-// the two factor tensors (made up here, distinct per pair and between the sets:
-// short 1 + i/4, long 40^(i/7)). llama.cpp picks the long factors when
-// n_ctx / n_seq_max passes the original context: at the peer's n_ctx of 512,
-// original 4096 picks the short ones, 256 the long ones.
-gguf_extension phi35_extension(uint32_t original) {
-    gguf_extension e;
-    std::vector<float> short_f, long_f;
-    for (int i = 0; i < kRot / 2; i++) {
-        short_f.push_back(1.0f + 0.25f * (float) i);
-        long_f.push_back(powf(40.0f, (float) i / 7.0f));
-    }
-    e.add_f32 = { { "rope_factors_long.weight", long_f }, { "rope_factors_short.weight", short_f } };
-    e.copy_tensors = { { "output.weight", "token_embd.weight" } };  // phi3 has its own output matrix
-    e.set_u32 = { { "context_length", 131072 }, { "rope.scaling.original_context_length", original } };
-    e.set_f32 = { { "rope.scaling.attn_factor", sqrtf(1.0f + logf(32.0f) / logf(4096.0f)) } };
-    return e;
-}
-
 bool arch_compiled(variant_kind k) {
     switch (k) {
         case LLAMA3: case SMOLLM3_AS_LLAMA: return true;
@@ -192,7 +169,7 @@ bool make_file(const std::string & shared, const std::string & dir, const varian
     }
     const std::string tmp = dst + ".phi3";
     const bool ok = phi3_from_llama(src, tmp, 262144, err) &&
-                    gguf_extend(tmp, dst, phi35_extension(v.kind == LONGROPE_LONG ? 256 : 4096), err);
+                    gguf_extend(tmp, dst, gguf_extension_phi35(kRot, v.kind == LONGROPE_LONG ? 256 : 4096), err);
     unlink(tmp.c_str());
     return ok;
 }

@@ -6,8 +6,11 @@
 //     from scratch, within 1e-3 * s (s = max(1, std of the logits));
 //   - defragmentation: the same logits bit for bit, fragmentation 0;
 //   - the batch API in caller memory, seq_keep, pos_min/max;
-//   - the sequence, shift and defragmentation cases again on a Llama 3.x
-//     layout (rope_freqs.weight) and a granite one made at run time.
+//   - the sequence, shift and defragmentation cases, and the state of the
+//     context and of one sequence saved and restored (the next token's logits
+//     bit for bit), on every newer layout made at run time: Llama 3.x
+//     (rope_freqs.weight), granite, phi3 with LongRoPE, gemma2 and gemma3 (two
+//     masks), qwen3, smollm3.
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +23,7 @@
 #include "check.h"
 #include "tern.h"
 #include "tools/gguf_extend.h"
+#include "tools/phi3_from_llama.h"
 #include "tools/make_random_model.h"
 #include "model/arch.h"
 
@@ -162,6 +166,30 @@ void test_multi_sequence(tern_model * m, const char * name) {
     tern_context_free(c1);
     tern_context_free(c2);
     tern_context_free(cj);
+}
+
+// State save and restore: the whole context's state and one sequence's, after a
+// prompt, restored into fresh contexts (the sequence into another id), give the
+// next token's logits bit for bit (gemma's windowed layers read the same cells).
+void test_state_round_trip(tern_model * m, const char * name) {
+    const std::vector<tern_token> a = prompt(m, "Once upon a time, there was a little cat");
+    tern_context * src = make_ctx(m, 128, 2), * whole = make_ctx(m, 128, 2), * one = make_ctx(m, 128, 2);
+    if (!src || !whole || !one) return;
+    decode(src, m, seq_tokens(a, 0, 0));
+    std::vector<uint8_t> state(tern_state_get_size(src)), seq_state(tern_state_seq_get_size(src, 0));
+    CHECK(tern_state_get_data(src, state.data(), state.size()) == state.size());
+    CHECK(tern_state_seq_get_data(src, seq_state.data(), seq_state.size(), 0) == seq_state.size());
+    const rows_t want = decode(src, m, {{5, (tern_pos) a.size(), {0}, true}});
+    CHECK_MSG(tern_state_set_data(whole, state.data(), state.size()) == state.size(), "%s: state not restored", name);
+    CHECK_MSG(tern_state_seq_set_data(one, seq_state.data(), seq_state.size(), 1) == seq_state.size(),
+              "%s: sequence state not restored", name);
+    const rows_t got_whole = decode(whole, m, {{5, (tern_pos) a.size(), {0}, true}});
+    const rows_t got_one = decode(one, m, {{5, (tern_pos) a.size(), {1}, true}});
+    CHECK_MSG(same_rows(got_whole, want), "%s: the next token after a restored state differs", name);
+    CHECK_MSG(same_rows(got_one, want), "%s: the next token after a restored sequence (as id 1) differs", name);
+    tern_context_free(src);
+    tern_context_free(whole);
+    tern_context_free(one);
 }
 
 void test_shared_prefix_and_rm(tern_model * m, const char * name) {
@@ -502,6 +530,7 @@ int main(void) {
         test_shared_prefix_and_rm(m, "TinyStories-656K-llama3");
         test_k_shift(m, "TinyStories-656K-llama3");
         test_defrag(m, "TinyStories-656K-llama3");
+        test_state_round_trip(m, "TinyStories-656K-llama3");
         tern_model_free(m);
     }
     unlink(llama3.c_str());
@@ -514,9 +543,28 @@ int main(void) {
         test_shared_prefix_and_rm(m, "TinyStories-656K-granite");
         test_k_shift(m, "TinyStories-656K-granite");
         test_defrag(m, "TinyStories-656K-granite");
+        test_state_round_trip(m, "TinyStories-656K-granite");
         tern_model_free(m);
     }
     unlink(granite.c_str());
+#endif
+#if TERN_WITH_ARCH_PHI3
+    // phi3 with LongRoPE (Phi-3.5-mini's layout on the phi3 rewrite of the same
+    // network): an original context of 32, so every context here (128 cells, one
+    // or two sequences) takes the long factors.
+    const std::string phi3_tmp = std::string(dir) + "/phi3.tmp.gguf", phi3 = std::string(dir) + "/TinyStories-656K-phi3-longrope-F32.gguf";
+    CHECK_MSG(phi3_from_llama(g_models + "/TinyStories-656K-F32.gguf", phi3_tmp, 262144, &err) &&
+              gguf_extend(phi3_tmp, phi3, gguf_extension_phi35(16, 32), &err), "%s", err.c_str());
+    unlink(phi3_tmp.c_str());
+    if (tern_model * m = err.empty() ? load(phi3.c_str()) : NULL) {
+        test_multi_sequence(m, "TinyStories-656K-phi3-longrope");
+        test_shared_prefix_and_rm(m, "TinyStories-656K-phi3-longrope");
+        test_k_shift(m, "TinyStories-656K-phi3-longrope");
+        test_defrag(m, "TinyStories-656K-phi3-longrope");
+        test_state_round_trip(m, "TinyStories-656K-phi3-longrope");
+        tern_model_free(m);
+    }
+    unlink(phi3.c_str());
 #endif
 #if TERN_WITH_ARCH_GEMMA2
     // gemma2 (random weights, tests/tools/make_random_model.h): two masks, windowed
@@ -529,6 +577,7 @@ int main(void) {
         test_shared_prefix_and_rm(m, "gemma2-tiny");
         test_k_shift(m, "gemma2-tiny");
         test_defrag(m, "gemma2-tiny");
+        test_state_round_trip(m, "gemma2-tiny");
         tern_model_free(m);
     }
     unlink(gemma2.c_str());
@@ -552,6 +601,7 @@ int main(void) {
             test_shared_prefix_and_rm(m, name.c_str());
             test_k_shift(m, name.c_str());
             test_defrag(m, name.c_str());
+            test_state_round_trip(m, name.c_str());
             tern_model_free(m);
         }
         unlink(path.c_str());

@@ -134,6 +134,30 @@ static inline gguf_extension gguf_extension_llama3(int n_rot, float base, uint32
     return e;
 }
 
+// Phi-3.5-mini's layout (convert_hf_to_gguf's Phi3MiniModel) for a phi3 rewrite
+// (tools/phi3_from_llama.h) of head size n_rot
+// with its sliding_window (262144, past any context), an output.weight of its
+// own (a copy of the tied embedding: llama.cpp's phi3 requires one), context_length 131072,
+// rope.scaling.original_context_length, Phi-3.5-mini's rope.scaling.
+// attn_factor (sqrt(1 + ln(32) / ln(4096)): 131072 over an original 4096), and
+// the two factor tensors (made up here, distinct per pair and between the sets:
+// short 1 + i/4, long 40^(i/7)). llama.cpp picks the long factors when
+// n_ctx / n_seq_max passes the original context: at the peer's n_ctx of 512,
+// original 4096 picks the short ones, 256 the long ones.
+static inline gguf_extension gguf_extension_phi35(int n_rot, uint32_t original) {
+    gguf_extension e;
+    std::vector<float> short_f, long_f;
+    for (int i = 0; i < n_rot / 2; i++) {
+        short_f.push_back(1.0f + 0.25f * (float) i);
+        long_f.push_back(powf(40.0f, (float) i / 7.0f));
+    }
+    e.add_f32 = { { "rope_factors_long.weight", long_f }, { "rope_factors_short.weight", short_f } };
+    e.copy_tensors = { { "output.weight", "token_embd.weight" } };  // phi3 has its own output matrix
+    e.set_u32 = { { "context_length", 131072 }, { "rope.scaling.original_context_length", original } };
+    e.set_f32 = { { "rope.scaling.attn_factor", sqrtf(1.0f + logf(32.0f) / logf(4096.0f)) } };
+    return e;
+}
+
 // Granite 3.x's keys (convert_hf_to_gguf's GraniteModel), with values the
 // trained network still speaks through (granite-3.x-2b's 12 / 0.22 / 8 turn it
 // into "eeee"): embeddings * 2, each block's output * 0.8 before its residual
