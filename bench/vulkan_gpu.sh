@@ -39,7 +39,9 @@
 #      SHAPES="tiny tiny-qwen2" PP=64 TG=8 OUT=/tmp/vkgpu-out bench/vulkan_gpu.sh run
 # Environment for run: SHAPES, TYPES (default Q4_0 Q8_0 Q4_K), PP (512), TG (32),
 # REPS (2), DEVICE (default: the discrete GPU, else vulkan0), MODELS (/tmp/vkgpu-models),
-# BUDGET, CMD_TIMEOUT.
+# BUDGET, CMD_TIMEOUT; PROFILE=1 adds, per model, the device's GPU time per shader
+# (`--device DEV:profile --graph-cache 0`: timestamps between dispatches) of one
+# pp and one tg run; PROFILE=only runs just those (no capture runs, no llama-bench).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 V=.vkgpu
@@ -222,8 +224,20 @@ for t in $types; do
             timeout "$cmd_timeout" "$bin/tern-make-model" --shape "$s" --type "$t" --shared-dir "$V" --threads "$jobs" \
                 -o "$m" >/dev/null || { log "tern-make-model failed on $s $t"; rm -f "$m"; continue; }
         fi
-        log "tern-bench $s $t ($(du -m "$m" | cut -f1) MiB)"
         { echo; echo "### $s $t"; echo; } >> "$res"
+        if [ "${PROFILE:-}" ]; then
+            case $dev in *:*) sep=';' ;; *) sep=':' ;; esac   # DEVICE may carry parameters
+            for run in "-p $pp -n 0" "-p 0 -n $tg"; do
+                log "profile $s $t: $run"
+                { echo "profile: $run"; echo '```'; } >> "$res"
+                # shellcheck disable=SC2086
+                timeout "$cmd_timeout" "$bin/tern-bench" -m "$m" $run -r 1 -ngl 99 --device "$dev$sep"profile --graph-cache 0 2>&1 |
+                    grep -e 'vulkan profile' -e ' t/s' -e '| ' | tee -a "$res" || log "profile failed on $s $t"
+                echo '```' >> "$res"
+            done
+            [ "$PROFILE" = only ] && continue
+        fi
+        log "tern-bench $s $t ($(du -m "$m" | cut -f1) MiB)"
         timeout "$cmd_timeout" "$bin/tern-bench" -m "$m" -p "$pp" -n "$tg" -r "$reps" -ngl 99 --device "$dev" \
             --graph-cache 12,0 | tee -a "$res" || log "tern-bench failed or timed out on $s $t"
         if [ -n "$lb" ]; then

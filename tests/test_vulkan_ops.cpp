@@ -119,6 +119,9 @@ std::vector<float> values(const spec & s, const uint8_t * base) {
     return out;
 }
 
+std::string g_log;
+void keep_log(tern_log_level, const char * text, void *) { g_log += text; }
+
 struct runner {
     hal::hal_device dev;
     tern_hal_buffer * buf = NULL;
@@ -521,6 +524,11 @@ int main(void) {
     attn(r, 64, 4, 2, 90, 6, TERN_TYPE_F16, TERN_TYPE_F16, 12, true);        // sliding window
     attn(r, 64, 4, 4, 2600, 2, TERN_TYPE_F16, TERN_TYPE_F16, 0, true);       // past the shared-memory chunk
     attn(r, 64, 4, 2, 40, 3, TERN_TYPE_F16, TERN_TYPE_F16, 0, true, true);   // a NaN in q: a NaN row
+    // prompts of more than one 16-token tile (attn_tile.comp), the last partial
+    attn(r, 64, 8, 2, 100, 40, TERN_TYPE_F16, TERN_TYPE_F16, 0, true);       // GQA 4, three tiles
+    attn(r, 96, 4, 4, 70, 33, TERN_TYPE_F16, TERN_TYPE_F16, 0, false);       // head size 96, mask only
+    attn(r, 128, 4, 2, 64, 20, TERN_TYPE_F16, TERN_TYPE_F16, 16, true);      // window shorter than the prompt
+    attn(r, 64, 4, 2, 37, 37, TERN_TYPE_F16, TERN_TYPE_F16, 0, true, true);  // the whole context a prompt, a NaN row
 
     // Bindings of 64 KiB: tables and weights split into windows of rows.
     runner s;
@@ -534,7 +542,20 @@ int main(void) {
         mul_mat(s, TERN_TYPE_Q6_K, 256, 9000, 2, false, "256x9000 M 2: dst past a binding, vec chunks");
         s.close();
     }
-    printf("%d cases, %d failed\n", r.n_cases + s.n_cases, r.n_failed + s.n_failed);
+    // The profile parameter: GPU time per shader, logged when the device closes.
+    runner pr;
+    if (pr.open("vulkan0:profile")) {
+        mul_mat(pr, TERN_TYPE_Q4_0, 256, 40, 1, false, "decode M 1, profiled");
+        mul_mat(pr, TERN_TYPE_Q4_0, 256, 40, 9, false, "prompt M 9, profiled");
+        g_log.clear();
+        tern_log_set(keep_log, NULL);
+        pr.close();
+        tern_log_set(NULL, NULL);
+        CHECK_MSG(g_log.find("vulkan profile: ") != std::string::npos && g_log.find("mul_mat_vec_Q4_0 ") != std::string::npos &&
+                      g_log.find("mul_mat_Q4_0 ") != std::string::npos,
+                  "profile log: %s", g_log.c_str());
+    }
+    printf("%d cases, %d failed\n", r.n_cases + s.n_cases + pr.n_cases, r.n_failed + s.n_failed + pr.n_failed);
     r.close();
     return tern_test_summary();
 }

@@ -237,11 +237,13 @@ tern_status parse_params(vk_device * d, const char * params, bool * no_import, b
             *no_import = true;
         } else if (key("no_capture") && !eq) {
             d->capture_ok = false;
+        } else if (key("profile") && !eq) {   // GPU time per shader, logged at close; eager work only
+            d->profile = true;
         } else if (key("discrete") && !eq) {
             *discrete = true;
         } else {
             return tern_hal_error(TERN_ERR_INVALID_ARG, "vulkan: unknown parameter '%.*s' (max_binding=BYTES (>= 4096), "
-                                  "refuse=OP[+OP...], no_import, no_capture, discrete)", (int) len, p);
+                                  "refuse=OP[+OP...], no_import, no_capture, profile, discrete)", (int) len, p);
         }
         p = end ? end + 1 : NULL;
     }
@@ -323,6 +325,10 @@ tern_status open_device(vk_device * d, const char * params) {
     d->capture_ok = true;
     bool no_import = false, discrete = false;
     TERN_TRY(parse_params(d, params, &no_import, &discrete));
+    if (d->profile && !d->props.limits.timestampComputeAndGraphics) {
+        return tern_hal_error(TERN_ERR_UNSUPPORTED, "vulkan%d: profile: %s has no timestamps on its compute queue", (int) d->index,
+                              d->props.deviceName);
+    }
 
     // Memory types: UMA when a device-local type is host-visible and coherent on an integrated GPU or a CPU device.
     const VkMemoryPropertyFlags local = VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
@@ -408,6 +414,7 @@ void close_device(vk_device * d) {
     vk_fns * f = &d->f;
     if (d->device) {
         f->vkDeviceWaitIdle(d->device);
+        vk_profile_report(d);
         while (d->buffers) vk_buffer_delete(d, d->buffers);
         vk_stream_free(d);
         vk_pipelines_free(d);

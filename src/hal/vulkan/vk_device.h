@@ -34,6 +34,9 @@
 //   max_binding=BYTES  caps the bytes one binding may address below the
 //                      device's maxStorageBufferRange (tests: the split paths)
 //   refuse=OP[+OP...]  ops supports_op refuses (the CPU runs them: fallback, bisecting)
+//   profile            GPU time per shader, from timestamps written after each
+//                      eager dispatch, logged (warning level) when the device closes;
+//                      captured graphs are not timed (use --graph-cache 0)
 //   no_import          caps.import_host off (weights copied even on UMA)
 //   no_capture         caps.capture off
 //   discrete           a UMA device run as a discrete GPU's memory: device buffers not

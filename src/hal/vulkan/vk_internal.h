@@ -54,6 +54,11 @@ struct vk_cmd {
     uint64_t         serial;      // its last submission
     bool             in_use;      // graphs: held by the core
     tern_hal_counters rec;        // graphs: the launches and copies it holds (added at each replay)
+    // the profile parameter (eager frames only): a timestamp after the frame's
+    // first barrier and after each dispatch, and each dispatch's shader
+    VkQueryPool      queries;
+    int32_t          n_timed;
+    int16_t          timed_shader[VK_FRAME_SETS];
     // accesses since the last barrier in this command buffer
     vk_access        acc[VK_MAX_ACCESS];
     int32_t          n_acc;
@@ -107,6 +112,10 @@ struct vk_device {
     char             error_msg[300];
     // counts
     tern_hal_counters counters;
+    // the profile parameter: GPU time per shader (timestamps between dispatches), logged at close
+    bool             profile;
+    double           prof_ns[VKS_COUNT];
+    uint64_t         prof_n[VKS_COUNT];
 };
 
 // vk_device.cpp
@@ -139,6 +148,10 @@ tern_status vk_replay(vk_device * d, tern_hal_graph * g);
 void        vk_graph_release(vk_device * d, tern_hal_graph * g);
 // Record a device failure (kept until the next synchronize reports it).
 void        vk_fail(vk_device * d, tern_status st, const char * msg);
+// The profile parameter: after a dispatch recorded into an eager frame, its timestamp.
+void        vk_profile_mark(vk_device * d, vk_cmd * c, int32_t shader);
+// Log the GPU time per shader (every frame's timestamps read; the device idle).
+void        vk_profile_report(vk_device * d);
 
 // vk_ops.cpp
 int         vk_supports_op(vk_device * d, const tern_hal_op_desc * op);

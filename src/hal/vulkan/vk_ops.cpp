@@ -179,6 +179,7 @@ tern_status dispatch(vk_device * d, int32_t shader, const binding * b, int32_t n
         gy = (uint32_t) ((n + gx - 1) / gx);
     }
     f->vkCmdDispatch(c->cmd, gx, gy, 1);
+    if (d->profile && !d->capturing) vk_profile_mark(d, c, shader);
     c->has_work = true;
     (d->capturing ? d->capturing->rec : d->counters).launches++;
     return TERN_OK;
@@ -228,6 +229,7 @@ tern_status op_get_rows(vk_device * d, const tern_hal_op_desc * op) {
 
 bool mul_mat_vec(int64_t M) { return M <= kVecMaxM; }
 
+
 // Activation rows per dispatch: all of them, or as many as keep X and dst
 // (a vocabulary-wide output of a 512-token prompt: 311 MB at 151936 rows) within
 // one binding each; X is then 2-D (supports_op).
@@ -250,9 +252,9 @@ tern_status op_mul_mat(vk_device * d, const tern_hal_op_desc * op) {
         const int64_t rows_m = M - m0 < mc ? M - m0 : mc;
         const bool chunked = rows_m != M;   // X is 2-D then: rows m0 .. m0 + rows_m at stride nb1
         const bool vec = mul_mat_vec(rows_m);
-        const int32_t shader = (vec ? VKS_mul_mat_vec_F32 : VKS_mul_mat_F32) + type_slot(w.type);
         for (int64_t n0 = 0; n0 < N; n0 += win) {
             const int64_t rows = N - n0 < win ? N - n0 : win;
+            const int32_t shader = (vec ? VKS_mul_mat_vec_F32 : VKS_mul_mat_F32) + type_slot(w.type);
             uint32_t pc[VK_PUSH_WORDS] = {0};
             binding b[4];
             b[0] = chunked ? bind_bytes(d, dst.buffer, dst.offset + (uint64_t) m0 * dst.nb[1], (uint64_t) rows_m * dst.nb[1], true, &pc[0])
@@ -452,7 +454,18 @@ bool quantized_cache(int32_t t) { return t == TERN_TYPE_Q8_0 || t == TERN_TYPE_Q
 
 // attn_<K>_<V> variants (vulkan.cmake's order: F16 F32 Q8_0 Q4_0, K outer).
 int32_t cache_slot(int32_t t) { return t == TERN_TYPE_F16 ? 0 : t == TERN_TYPE_F32 ? 1 : t == TERN_TYPE_Q8_0 ? 2 : 3; }
+// Prompts over an F16 cache with even head sizes up to 128: attn_tile (16
+// tokens a workgroup, K and V tiles shared); otherwise attn.comp (a token a workgroup).
+bool attn_tiled(const tern_hal_op_desc * op) {
+    const tern_hal_tensor & q = op->src[0], & dst = op->dst;
+    const int64_t hd = q.ne[0], hd_v = dst.ne[0] / q.ne[1];
+    return q.ne[2] > 1 && op->src[1].type == TERN_TYPE_F16 && op->src[2].type == TERN_TYPE_F16 && hd % 2 == 0 && hd <= 128 &&
+           hd_v % 2 == 0 && hd_v <= 128;
+}
+const int64_t kAttnTileTokens = 16;   // attn_tile.comp's TQ
+
 int32_t attn_shader(const tern_hal_op_desc * op) {
+    if (attn_tiled(op)) return VKS_attn_tile;
     return VKS_attn_F16_F16 + 4 * cache_slot(op->src[1].type) + cache_slot(op->src[2].type);
 }
 
@@ -490,6 +503,10 @@ tern_status op_attn(vk_device * d, const tern_hal_op_desc * op) {
     pc[22] = present(bounds);
     pc[23] = (uint32_t) dst.nb[1];
     pc[24] = (uint32_t) op->params[0];
+    pc[25] = (uint32_t) n_tokens;
+    if (attn_tiled(op)) {
+        return dispatch(d, VKS_attn_tile, b, 6, pc, (uint64_t) n_head, (uint32_t) ((n_tokens + kAttnTileTokens - 1) / kAttnTileTokens));
+    }
     return dispatch(d, attn_shader(op), b, 6, pc, (uint64_t) n_head, (uint32_t) n_tokens);
 }
 
@@ -512,7 +529,10 @@ void shaders_of(const tern_hal_op_desc * op, int32_t * ids) {
             ids[n++] = op->src[1].type == op->src[0].type ? VKS_copy_rows : set_rows_shader(op->src[0].type);
             break;
         case TERN_HAL_OP_COPY_ROWS: ids[n++] = VKS_copy_rows; break;
-        case TERN_HAL_OP_ATTN: ids[n++] = attn_shader(op); break;
+        case TERN_HAL_OP_ATTN:   // (both paths: a prepared shape may run with fewer tokens)
+            ids[n++] = VKS_attn_F16_F16 + 4 * cache_slot(op->src[1].type) + cache_slot(op->src[2].type);
+            if (attn_tiled(op)) ids[n++] = VKS_attn_tile;
+            break;
         default: break;
     }
     ids[n] = -1;
@@ -589,7 +609,7 @@ int vk_supports_op(vk_device * d, const tern_hal_op_desc * op) {
 }
 
 tern_status vk_prepare(vk_device * d, const tern_hal_op_desc * op) {
-    int32_t ids[4];
+    int32_t ids[6];
     shaders_of(op, ids);
     for (int32_t i = 0; ids[i] >= 0; i++) {
         VkPipeline p;

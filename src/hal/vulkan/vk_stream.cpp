@@ -16,6 +16,7 @@
 // the device when they lie in one (the core's staging buffer); other host
 // memory goes through the ring, a host-visible buffer the device owns.
 #include "hal/vulkan/vk_internal.h"
+#include "core/log.h"
 #include "core/status.h"
 #include "port.h"
 
@@ -58,13 +59,39 @@ tern_status cmd_create(vk_device * d, vk_cmd * c, int32_t max_sets) {
     pi.pPoolSizes = &size;
     TERN_TRY(vk_check(d, f->vkCreateDescriptorPool(d->device, &pi, NULL, &c->pool), "vkCreateDescriptorPool"));
     c->max_sets = max_sets;
+    if (d->profile && max_sets == VK_FRAME_SETS) {   // an eager frame: its timestamps
+        VkQueryPoolCreateInfo qi = {};
+        qi.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO;
+        qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+        qi.queryCount = VK_FRAME_SETS + 1;
+        TERN_TRY(vk_check(d, f->vkCreateQueryPool(d->device, &qi, NULL, &c->queries), "vkCreateQueryPool"));
+    }
     return TERN_OK;
+}
+
+// The profile: a finished frame's timestamps into the per-shader sums.
+void profile_collect(vk_device * d, vk_cmd * c) {
+    if (!c->queries || c->n_timed == 0) return;
+    uint64_t ts[VK_FRAME_SETS + 1];
+    const VkResult r = d->f.vkGetQueryPoolResults(d->device, c->queries, 0, (uint32_t) c->n_timed + 1, sizeof(ts), ts,
+                                                  sizeof(uint64_t), VK_QUERY_RESULT_64_BIT);
+    if (r == VK_SUCCESS) {
+        const double period = d->props.limits.timestampPeriod;   // ns a tick
+        for (int32_t i = 0; i < c->n_timed; i++) {
+            const int32_t s = c->timed_shader[i];
+            d->prof_ns[s] += (double) (ts[i + 1] - ts[i]) * period;
+            d->prof_n[s]++;
+        }
+    }
+    c->n_timed = 0;
 }
 
 void cmd_destroy(vk_device * d, vk_cmd * c) {
     vk_fns * f = &d->f;
     if (c->pool) f->vkDestroyDescriptorPool(d->device, c->pool, NULL);
     if (c->fence) f->vkDestroyFence(d->device, c->fence, NULL);
+    if (c->queries) f->vkDestroyQueryPool(d->device, c->queries, NULL);
+    c->queries = VK_NULL_HANDLE;
     c->pool = VK_NULL_HANDLE;
     c->fence = VK_NULL_HANDLE;
 }
@@ -81,6 +108,7 @@ tern_status cmd_wait(vk_device * d, vk_cmd * c) {
 tern_status cmd_begin(vk_device * d, vk_cmd * c, bool reusable) {
     vk_fns * f = &d->f;
     TERN_TRY(cmd_wait(d, c));
+    profile_collect(d, c);
     TERN_TRY(vk_check(d, f->vkResetCommandBuffer(c->cmd, 0), "vkResetCommandBuffer"));
     TERN_TRY(vk_check(d, f->vkResetDescriptorPool(d->device, c->pool, 0), "vkResetDescriptorPool"));
     VkCommandBufferBeginInfo bi = {};
@@ -91,6 +119,11 @@ tern_status cmd_begin(vk_device * d, vk_cmd * c, bool reusable) {
     barrier(d, c->cmd, kWork | VK_PIPELINE_STAGE_HOST_BIT,
             VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT, kWork,
             VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+    if (c->queries) {
+        f->vkCmdResetQueryPool(c->cmd, c->queries, 0, VK_FRAME_SETS + 1);
+        f->vkCmdWriteTimestamp(c->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->queries, 0);
+    }
+    c->n_timed = 0;
     c->n_sets = 0;
     c->n_acc = 0;
     c->open = true;
@@ -254,6 +287,32 @@ tern_status vk_wait_all(vk_device * d) {
     for (int32_t i = 0; i < VK_GRAPHS; i++) d->graphs[i].pending = false;
     d->ring_head = 0;
     return TERN_OK;
+}
+
+void vk_profile_mark(vk_device * d, vk_cmd * c, int32_t shader) {
+    if (!c->queries || c->n_timed >= VK_FRAME_SETS) return;
+    d->f.vkCmdWriteTimestamp(c->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, c->queries, (uint32_t) c->n_timed + 1);
+    c->timed_shader[c->n_timed++] = (int16_t) shader;
+}
+
+void vk_profile_report(vk_device * d) {
+    if (!d->profile) return;
+    for (int32_t i = 0; i < VK_FRAMES; i++) profile_collect(d, &d->frames[i]);
+    double total = 0;
+    for (int32_t i = 0; i < VKS_COUNT; i++) total += d->prof_ns[i];
+    tern_log_write(TERN_LOG_WARN, "vulkan profile: %.3f ms of GPU time between dispatches, by shader:\n", total * 1e-6);
+    bool done[VKS_COUNT] = {};
+    for (;;) {   // largest first
+        int32_t best = -1;
+        for (int32_t i = 0; i < VKS_COUNT; i++) {
+            if (!done[i] && d->prof_n[i] && (best < 0 || d->prof_ns[i] > d->prof_ns[best])) best = i;
+        }
+        if (best < 0) break;
+        done[best] = true;
+        tern_log_write(TERN_LOG_WARN, "vulkan profile: %-24s %10.3f ms %5.1f%% %8llu dispatches %9.2f us each\n",
+                       vk_spirv_table[best].name, d->prof_ns[best] * 1e-6, total > 0 ? 100.0 * d->prof_ns[best] / total : 0.0,
+                       (unsigned long long) d->prof_n[best], d->prof_ns[best] * 1e-3 / (double) d->prof_n[best]);
+    }
 }
 
 bool vk_idle(vk_device * d) {

@@ -43,7 +43,7 @@ foreach(k F16 F32 Q8_0 Q4_0)      # vk_ops.cpp cache_slot order
     list(APPEND TERN_VK_VARIANTS "attn_${k}_${v}|attn.comp|-DKTYPE=TERN_${k},-DVTYPE=TERN_${v}")
   endforeach()
 endforeach()
-foreach(s eltwise rms_norm argmax rope_cache rope copy_rows)
+foreach(s eltwise rms_norm argmax rope_cache rope copy_rows attn_tile)
   list(APPEND TERN_VK_VARIANTS "${s}|${s}.comp|")
 endforeach()
 

@@ -29,20 +29,30 @@
 // magnitude, 1.0 if every value is finite else 0.0). Scans of consecutive
 // pieces join in order (act_join: strict > keeps the first maximum), so a block
 // may be scanned by several threads and give exactly the one-thread result.
-vec3 act_scan(uint at, uint n) {
+// n is a multiple of 8: eight loads are issued together, then compared in order
+// (one at a time, a long scan waited a memory latency per value).
+vec3 act_join(vec3 a, vec3 b) { return vec3(b.x > a.x ? b.xy : a.xy, min(a.z, b.z)); }
+vec3 act_scan8(float v[8]) {   // the scan of eight values in registers
     float amax = 0.0, mx = 0.0;
     bool ok = true;
-    for (uint k = 0u; k < n; k++) {
-        const float v = x_f[at + k];
-        ok = ok && finite(v);
-        if (abs(v) > amax) {
-            amax = abs(v);
-            mx = v;
+    [[unroll]] for (uint u = 0u; u < 8u; u++) {
+        ok = ok && finite(v[u]);
+        if (abs(v[u]) > amax) {
+            amax = abs(v[u]);
+            mx = v[u];
         }
     }
     return vec3(amax, mx, ok ? 1.0 : 0.0);
 }
-vec3 act_join(vec3 a, vec3 b) { return vec3(b.x > a.x ? b.xy : a.xy, min(a.z, b.z)); }
+vec3 act_scan(uint at, uint n) {
+    vec3 sc = vec3(0.0, 0.0, 1.0);   // the scan of no values
+    for (uint k0 = 0u; k0 < n; k0 += 8u) {
+        float v[8];
+        [[unroll]] for (uint u = 0u; u < 8u; u++) v[u] = x_f[at + k0 + u];
+        sc = act_join(sc, act_scan8(v));
+    }
+    return sc;
+}
 
 // (id, d) of a block from its scan: id multiplies x into a level, d scales a level back.
 // precise: a driver may otherwise rewrite 1 / (-127 / mx) as mx / -127 (lavapipe
@@ -70,10 +80,13 @@ float act_s(uint at, vec2 q) {
     if (q.x == 0.0) return q.y * 0.0;   // all levels 0 (NaN stays NaN)
     int sum = 0;
     float amax = 0.0;
-    for (uint k = 0u; k < uint(QKA); k++) {
-        const float v = x_f[(at >> 2) + k];
-        amax = max(amax, abs(v));
-        sum += int(roundEven(q.x * v));
+    for (uint k0 = 0u; k0 < uint(QKA); k0 += 8u) {   // loads eight at a time, as act_scan
+        float v[8];
+        [[unroll]] for (uint u = 0u; u < 8u; u++) v[u] = x_f[(at >> 2) + k0 + u];
+        [[unroll]] for (uint u = 0u; u < 8u; u++) {
+            amax = max(amax, abs(v[u]));
+            sum += int(roundEven(q.x * v[u]));
+        }
     }
     precise const float s = float(sum) * (amax / 127.0);   // precise: as act_params_of
     return f16_round(s);

@@ -56,7 +56,7 @@ shared vec4 sh_q[T];        // activation block parameters (id, d, s) per row
 shared vec2 sh_seg[T * 4];  // act_scan of each quarter of a row's activation block: (amax, or Inf if not all finite; its value)
 shared vec4 sh_p[T];        // weight: (d, m) per row; K-quants: (sc, min) of the chunk's group; at a super-block's end (d, dmin)
 #if !QDOT_LEGACY
-shared float sh_b[T];       // K-quants: the sum of the chunk's activation levels per row
+shared int sh_bq[T * 4];    // K-quants: the sum of the chunk's activation levels per row, in four quarters
 #endif
 #else
 #define KC 16
@@ -120,14 +120,11 @@ void main() {
                     const uint xa = (x_row(m0 + r) >> 2) + k0 + 4u * w;
                     const vec2 q = sh_q[r].xy;
                     [[unroll]] for (uint j = 0u; j < 4u; j++) l[j] = float(act_level(x_f[xa + j], q));
-#if !QDOT_LEGACY
-                    if (w == 0u) {   // the group's level sum (bsum)
-                        int bs = 0;
-                        for (uint j = 0u; j < KC; j++) bs += act_level(x_f[xa + j], q);
-                        sh_b[r] = float(bs);
-                    }
-#endif
                 }
+#if !QDOT_LEGACY
+                // the group's level sum (bsum) in quarters: integers, exact in any order
+                sh_bq[r * 4u + w] = int(l.x + l.y + l.z + l.w);
+#endif
                 if (n0 + r < p.n_count) {
                     const uint blk = p.o_w + (n0 + r) * p.nb_w1 + blk_i * BLOCK_BYTES;
                     [[unroll]] for (uint j = 0u; j < 4u; j++) wv[j] = float(wlev(blk, i0 + 4u * w + j));
@@ -183,12 +180,17 @@ void main() {
             }
         }
 #elif !QDOT_LEGACY
+        int bsum[TT];   // the group's activation level sums of this thread's rows
+        [[unroll]] for (uint j = 0u; j < TT; j++) {
+            const uint r4 = 4u * (ty + 16u * j);
+            bsum[j] = sh_bq[r4] + sh_bq[r4 + 1u] + sh_bq[r4 + 2u] + sh_bq[r4 + 3u];
+        }
         [[unroll]] for (uint j = 0u; j < TT; j++) {   // the group's integer steps
             [[unroll]] for (uint i = 0u; i < TT; i++) {
                 const vec4 g = sh_p[tx + 16u * i];
                 const uint o = j * TT + i;
                 isum[o] += floatBitsToInt(g.x) * int(sumf[o]);
-                mins[o] += floatBitsToInt(g.y) * int(sh_b[ty + 16u * j]);
+                mins[o] += floatBitsToInt(g.y) * bsum[j];
                 sumf[o] = 0.0;
             }
         }
