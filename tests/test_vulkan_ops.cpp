@@ -542,6 +542,18 @@ int main(void) {
         mul_mat(s, TERN_TYPE_Q6_K, 256, 9000, 2, false, "256x9000 M 2: dst past a binding, vec chunks");
         s.close();
     }
+    // The tiled MUL_MAT without integer dot products (where the device has
+    // them, the runs above took mul_mat_idot.comp).
+    runner nd;
+    if (nd.open("vulkan0:no_int_dot")) {
+        for (int32_t t : kTypes) {
+            if (!quantized(t)) continue;
+            mul_mat(nd, t, 512, 65, 37, false, "prompt M 37, no_int_dot");
+            mul_mat(nd, t, 256 * 3, 40, 70, true, "prompt M 70 K 768 + bias, no_int_dot");
+            mul_mat(nd, t, 256, 20, 5, false, "NaN/Inf rows, no_int_dot", true);
+        }
+        nd.close();
+    }
     // The profile parameter: GPU time per shader, logged when the device closes.
     runner pr;
     if (pr.open("vulkan0:profile")) {
@@ -552,10 +564,11 @@ int main(void) {
         pr.close();
         tern_log_set(NULL, NULL);
         CHECK_MSG(g_log.find("vulkan profile: ") != std::string::npos && g_log.find("mul_mat_vec_Q4_0 ") != std::string::npos &&
-                      g_log.find("mul_mat_Q4_0 ") != std::string::npos,
+                      (g_log.find("mul_mat_Q4_0 ") != std::string::npos || g_log.find("mul_mat_idot_Q4_0 ") != std::string::npos),
                   "profile log: %s", g_log.c_str());
     }
-    printf("%d cases, %d failed\n", r.n_cases + s.n_cases + pr.n_cases, r.n_failed + s.n_failed + pr.n_failed);
+    printf("%d cases, %d failed\n", r.n_cases + s.n_cases + nd.n_cases + pr.n_cases,
+           r.n_failed + s.n_failed + nd.n_failed + pr.n_failed);
     r.close();
     return tern_test_summary();
 }

@@ -214,7 +214,7 @@ int op_by_name(const char * s, size_t n) {
     return -1;
 }
 
-tern_status parse_params(vk_device * d, const char * params, bool * no_import, bool * discrete) {
+tern_status parse_params(vk_device * d, const char * params, bool * no_import, bool * discrete, bool * no_int_dot) {
     for (const char * p = params; p && *p;) {
         const char * end = strchr(p, ';');
         const size_t len = end ? (size_t) (end - p) : strlen(p);
@@ -233,6 +233,8 @@ tern_status parse_params(vk_device * d, const char * params, bool * no_import, b
                 d->refuse[op] = true;
                 o += olen + (plus ? 1 : 0);
             }
+        } else if (key("no_int_dot") && !eq) {
+            *no_int_dot = true;
         } else if (key("no_import") && !eq) {
             *no_import = true;
         } else if (key("no_capture") && !eq) {
@@ -243,7 +245,7 @@ tern_status parse_params(vk_device * d, const char * params, bool * no_import, b
             *discrete = true;
         } else {
             return tern_hal_error(TERN_ERR_INVALID_ARG, "vulkan: unknown parameter '%.*s' (max_binding=BYTES (>= 4096), "
-                                  "refuse=OP[+OP...], no_import, no_capture, profile, discrete)", (int) len, p);
+                                  "refuse=OP[+OP...], no_int_dot, no_import, no_capture, profile, discrete)", (int) len, p);
         }
         p = end ? end + 1 : NULL;
     }
@@ -323,8 +325,10 @@ tern_status open_device(vk_device * d, const char * params) {
     d->bind_align = d->props.limits.minStorageBufferOffsetAlignment ? d->props.limits.minStorageBufferOffsetAlignment : 16;
     d->import_align = hostp.minImportedHostPointerAlignment;
     d->capture_ok = true;
-    bool no_import = false, discrete = false;
-    TERN_TRY(parse_params(d, params, &no_import, &discrete));
+    bool no_import = false, discrete = false, no_int_dot = false;
+    TERN_TRY(parse_params(d, params, &no_import, &discrete, &no_int_dot));
+    // integer dot products through the extension (the instance asks for Vulkan 1.2)
+    d->use_int_dot = d->int_dot && ext_intdot && !no_int_dot;
     if (d->profile && !d->props.limits.timestampComputeAndGraphics) {
         return tern_hal_error(TERN_ERR_UNSUPPORTED, "vulkan%d: profile: %s has no timestamps on its compute queue", (int) d->index,
                               d->props.deviceName);
@@ -358,13 +362,25 @@ tern_status open_device(vk_device * d, const char * params) {
     VkPhysicalDevice16BitStorageFeatures en16 = {};
     en16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
     en16.storageBuffer16BitAccess = VK_TRUE;
-    const char * dev_exts[2] = { VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME, VK_KHR_EXTERNAL_MEMORY_EXTENSION_NAME };
+    VkPhysicalDeviceShaderIntegerDotProductFeatures en_idot = {};
+    en_idot.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES;
+    en_idot.shaderIntegerDotProduct = VK_TRUE;
+    const char * dev_exts[3];
+    uint32_t n_dev_ext = 0;
+    if (ext_host) {
+        dev_exts[n_dev_ext++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+        dev_exts[n_dev_ext++] = VK_KHR_EXTERNAL_MEMORY_EXTENSION_NAME;
+    }
+    if (d->use_int_dot) {
+        dev_exts[n_dev_ext++] = VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME;
+        en16.pNext = &en_idot;
+    }
     VkDeviceCreateInfo di = {};
     di.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
     di.pNext = &en16;
     di.queueCreateInfoCount = 1;
     di.pQueueCreateInfos = &qi;
-    di.enabledExtensionCount = ext_host ? 2 : 0;
+    di.enabledExtensionCount = n_dev_ext;
     di.ppEnabledExtensionNames = dev_exts;
     TERN_TRY(vk_check(d, f->vkCreateDevice(d->phys, &di, NULL, &d->device), "vkCreateDevice"));
     TERN_TRY(vk_load_device(f, d->device));
@@ -405,7 +421,7 @@ tern_status open_device(vk_device * d, const char * params) {
              d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? "CPU" : d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU
                  ? "integrated GPU" : d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? "discrete GPU" : "GPU",
              VK_API_VERSION_MAJOR(api), VK_API_VERSION_MINOR(api), d->uma ? "UMA" : "discrete memory", (unsigned long long) mib,
-             d->fp16_math ? "yes" : "no", d->int8_math ? "yes" : "no", d->int_dot ? "yes" : "no", d->storage8 ? "yes" : "no",
+             d->fp16_math ? "yes" : "no", d->int8_math ? "yes" : "no", d->use_int_dot ? "yes (used)" : d->int_dot ? "yes" : "no", d->storage8 ? "yes" : "no",
              d->subgroup_size, (unsigned long long) (d->max_binding >> 20), d->has_import ? ", imports host memory" : "");
     return TERN_OK;
 }

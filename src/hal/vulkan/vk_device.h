@@ -26,9 +26,9 @@
 //             compiled to SPIR-V by glslc at build time and embedded.
 //             Portable rules: 8/16-bit data read through 16-bit storage, math
 //             in fp32/int32, at most 16 KiB of shared memory, no subgroup,
-//             fp16, int8 or integer-dot arithmetic required (reported, not yet
-//             used). supports_op refuses what a device cannot run (the CPU
-//             runs it then).
+//             fp16, int8 or integer-dot arithmetic required; prompts' quantized
+//             MUL_MAT uses integer dot products where the device reports them.
+//             supports_op refuses what a device cannot run (the CPU runs it then).
 //
 // Device parameters ("vulkan0:max_binding=65536"):
 //   max_binding=BYTES  caps the bytes one binding may address below the
@@ -37,6 +37,8 @@
 //   profile            GPU time per shader, from timestamps written after each
 //                      eager dispatch, logged (warning level) when the device closes;
 //                      captured graphs are not timed (use --graph-cache 0)
+//   no_int_dot         the tiled MUL_MAT without integer dot products where the
+//                      device has them (mul_mat.comp, not mul_mat_idot.comp: the same results)
 //   no_import          caps.import_host off (weights copied even on UMA)
 //   no_capture         caps.capture off
 //   discrete           a UMA device run as a discrete GPU's memory: device buffers not

@@ -85,6 +85,7 @@ struct vk_device {
     uint64_t         max_alloc, max_binding, heap_size, used;
     uint64_t         bind_align;     // minStorageBufferOffsetAlignment
     bool             fp16_math, int8_math, int_dot, storage8;
+    bool             use_int_dot;    // int_dot enabled and taken (the no_int_dot parameter: not)
     uint32_t         subgroup_size;
     bool             capture_ok;
     bool             refuse[32];     // ops supports_op refuses (the refuse= parameter: CPU fallback)

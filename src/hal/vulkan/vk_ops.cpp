@@ -229,6 +229,25 @@ tern_status op_get_rows(vk_device * d, const tern_hal_op_desc * op) {
 
 bool mul_mat_vec(int64_t M) { return M <= kVecMaxM; }
 
+// The tiled path with integer dot products (mul_mat_idot.comp, the same results):
+// its shader for weights of this type where the device runs it, else -1.
+int32_t idot_shader(vk_device * d, int32_t type) {
+    if (!d->use_int_dot) return -1;
+    switch (type) {
+        case TERN_TYPE_Q4_0: return VKS_mul_mat_idot_Q4_0;
+        case TERN_TYPE_Q4_1: return VKS_mul_mat_idot_Q4_1;
+        case TERN_TYPE_Q5_0: return VKS_mul_mat_idot_Q5_0;
+        case TERN_TYPE_Q5_1: return VKS_mul_mat_idot_Q5_1;
+        case TERN_TYPE_Q8_0: return VKS_mul_mat_idot_Q8_0;
+        case TERN_TYPE_Q2_K: return VKS_mul_mat_idot_Q2_K;
+        case TERN_TYPE_Q3_K: return VKS_mul_mat_idot_Q3_K;
+        case TERN_TYPE_Q4_K: return VKS_mul_mat_idot_Q4_K;
+        case TERN_TYPE_Q5_K: return VKS_mul_mat_idot_Q5_K;
+        case TERN_TYPE_Q6_K: return VKS_mul_mat_idot_Q6_K;
+        default: return -1;   // float weights, IQ4_NL (its 4-value lanes): mul_mat.comp
+    }
+}
+
 
 // Activation rows per dispatch: all of them, or as many as keep X and dst
 // (a vocabulary-wide output of a 512-token prompt: 311 MB at 151936 rows) within
@@ -254,7 +273,8 @@ tern_status op_mul_mat(vk_device * d, const tern_hal_op_desc * op) {
         const bool vec = mul_mat_vec(rows_m);
         for (int64_t n0 = 0; n0 < N; n0 += win) {
             const int64_t rows = N - n0 < win ? N - n0 : win;
-            const int32_t shader = (vec ? VKS_mul_mat_vec_F32 : VKS_mul_mat_F32) + type_slot(w.type);
+            const int32_t idot = idot_shader(d, w.type);
+        const int32_t shader = vec ? VKS_mul_mat_vec_F32 + type_slot(w.type) : idot >= 0 ? idot : VKS_mul_mat_F32 + type_slot(w.type);
             uint32_t pc[VK_PUSH_WORDS] = {0};
             binding b[4];
             b[0] = chunked ? bind_bytes(d, dst.buffer, dst.offset + (uint64_t) m0 * dst.nb[1], (uint64_t) rows_m * dst.nb[1], true, &pc[0])
@@ -511,7 +531,7 @@ tern_status op_attn(vk_device * d, const tern_hal_op_desc * op) {
 }
 
 // The shaders an op runs (for prepare), -1 terminated.
-void shaders_of(const tern_hal_op_desc * op, int32_t * ids) {
+void shaders_of(vk_device * d, const tern_hal_op_desc * op, int32_t * ids) {
     int32_t n = 0;
     switch (op->op) {
         case TERN_HAL_OP_GET_ROWS: ids[n++] = VKS_get_rows_F32 + type_slot(op->src[0].type); break;
@@ -519,6 +539,7 @@ void shaders_of(const tern_hal_op_desc * op, int32_t * ids) {
             // (a prepare without memory: both paths, either may run for a chunk of rows)
             ids[n++] = VKS_mul_mat_vec_F32 + type_slot(op->src[0].type);
             ids[n++] = VKS_mul_mat_F32 + type_slot(op->src[0].type);
+            if (idot_shader(d, op->src[0].type) >= 0) ids[n++] = idot_shader(d, op->src[0].type);
             break;
         case TERN_HAL_OP_RMS_NORM: ids[n++] = VKS_rms_norm; break;
         case TERN_HAL_OP_ADD: case TERN_HAL_OP_MUL: case TERN_HAL_OP_SCALE: case TERN_HAL_OP_SWIGLU: ids[n++] = VKS_eltwise; break;
@@ -610,7 +631,7 @@ int vk_supports_op(vk_device * d, const tern_hal_op_desc * op) {
 
 tern_status vk_prepare(vk_device * d, const tern_hal_op_desc * op) {
     int32_t ids[6];
-    shaders_of(op, ids);
+    shaders_of(d, op, ids);
     for (int32_t i = 0; ids[i] >= 0; i++) {
         VkPipeline p;
         TERN_TRY(pipeline(d, ids[i], &p));

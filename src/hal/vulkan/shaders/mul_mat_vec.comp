@@ -338,6 +338,7 @@ void main() {
     const uint cr = tid / MAX_M, cm = tid % MAX_M;
     const bool chain = tid < R * MAX_M && cr < nr && cm < p.M;
     precise float acc = 0.0;
+    uint touched = 0u;   // K-quants: the words touched ahead (below)
     for (uint c0 = 0u; c0 < n_blocks; c0 += CB) {
         const uint nc = min(CB, n_blocks - c0);
 #if QDOT_LEGACY
@@ -353,6 +354,21 @@ void main() {
             if (it < nr * nc) dot_item(it / nc, it % nc, 0u, rw[k]);
         }
 #else
+        // Touch the first and last word of each item's quarter of its super-block
+        // before the quantize phase: every 128-byte line of the chunk's weights
+        // is then on its way while the activations are quantized (the items read
+        // them afterwards, scattered over the super-block; an H100 took ~20 us a
+        // Q4_K decode product against ~14 for Q4_0 without this). The words go into
+        // `touched` after the chain and are tested at the end, so they are neither
+        // dropped nor waited for.
+        // (R * CB * P = WG items: one a thread.)
+        uint ahead0 = 0u, ahead1 = 0u;
+        if (tid < nr * nc * P) {
+            const uint r = tid / (nc * P), c = (tid / P) % nc, pt = tid % P;
+            const uint at = p.o_w + (r0 + r) * p.nb_w1 + (c0 + c) * BLOCK_BYTES + pt * (BLOCK_BYTES / P);
+            ahead0 = floatBitsToUint(s0_f[at >> 2]);
+            ahead1 = floatBitsToUint(s0_f[(at + BLOCK_BYTES / P - 4u) >> 2]);
+        }
         quantize(tid, c0, nc);
         // items (row, block, part), adjacent threads on adjacent blocks of a row: coalesced reads
         for (uint it = tid; it < nr * nc * P; it += WG) {
@@ -383,9 +399,13 @@ void main() {
 #endif
             }
         }
+#if !QDOT_LEGACY
+        touched ^= ahead0 ^ ahead1;   // long arrived
+#endif
         // the next chunk's phase 1 writes only sh_lev / sh_q (read before the barrier above),
         // its items sh_res only after phase 1's barrier, when every chain here is done
     }
+    if (touched == 0x9e3779b9u && p.K == 0u) acc = 1.0;   // never (K > 0): keeps the touching loads
     if (chain) {
 #if TYPE == TERN_IQ4_NL
         acc = ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6])) + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]));
