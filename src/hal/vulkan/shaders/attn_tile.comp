@@ -12,12 +12,12 @@
 //   Q's tile, and each cell tile's K (and V), go to shared memory as fp16
 //   pairs (exact: q is rounded to fp16 first, the cache is fp16), read once
 //   by all TQ tokens where attn.comp read a cell per token.
-//   Pass 1 walks the cell tiles for each token's largest score (and NaN),
-//   pass 2 for the sum of e^(s - max), pass 3 for the output: scores are
-//   recomputed per pass rather than kept (TQ x n_kv floats would not fit).
+//   Pass 1 walks the cell tiles for each token's largest score (and NaN)
+//   and the sum of e^(s - max) (rescaled as the max grows), pass 2 for the
+//   output: scores are recomputed rather than kept (TQ x n_kv floats would not fit).
 //   The output is summed over cells in ascending order as in attn.comp; the
-//   scores' dot products and the sum are in another order (the envelope rule
-//   is the check, as for every device kernel).
+//   scores' dot products and the softmax sum are in another order and
+//   rounding (the envelope rule is the check, as for every device kernel).
 // Shared memory ~14 KiB at HD = 128.
 #include "common.glsl"
 layout(local_size_x = 128) in;
@@ -122,8 +122,10 @@ void main() {
     for (uint i = 0u; i < TQ * L; i += L) n_max = max(n_max, uint(sh_r[i]));
     barrier();
 
-    // Pass 1: each token's largest score, and whether any is NaN.
-    float mx = -INF;
+    // Pass 1: each token's largest score, whether any is NaN, and the sum of
+    // e^(s - max), rescaled when the max grows (the online softmax's sum: the
+    // CPU's sum to rounding; a pass of its own cost a third more score work).
+    float mx = -INF, sum = 0.0;
     bool nan = false;
     for (uint c0 = 0u; c0 < n_max; c0 += TC) {
         load_tile(tid, c0, hk, false);
@@ -131,39 +133,35 @@ void main() {
         for (uint c = lane; c < TC; c += L) {
             const float s = score(tq, c, c0, n, mrow);
             nan = nan || isnan(s);
-            if (s > mx) mx = s;
+            if (s > mx) {
+                sum = sum * exp_approx(mx - s) + 1.0;   // (mx -Inf: sum 0 stays 0)
+                mx = s;
+            } else if (s != -INF) {
+                sum += exp_approx(s - mx);
+            }
         }
         barrier();
     }
     sh_r[tid] = nan ? INF : mx;   // NaN flagged as +Inf (a finite score never is)
     barrier();
     bool any_nan = false;
-    mx = -INF;
+    float row_mx = -INF;
     for (uint l = 0u; l < L; l++) {
         const float x = sh_r[tq * L + l];
         any_nan = any_nan || x == INF;
-        if (x > mx) mx = x;
+        if (x > row_mx) row_mx = x;
     }
-    const bool dead = any_nan || mx == -INF;   // decided: NaN, or every cell masked
+    const bool dead = any_nan || row_mx == -INF;   // decided: NaN, or every cell masked
     barrier();
-
-    // Pass 2: the sum of e^(s - max).
-    float sum = 0.0;
-    for (uint c0 = 0u; c0 < n_max; c0 += TC) {
-        load_tile(tid, c0, hk, false);
-        barrier();
-        if (!dead) {
-            for (uint c = lane; c < TC; c += L) sum += exp_approx(score(tq, c, c0, n, mrow) - mx);
-        }
-        barrier();
-    }
-    sh_r[tid] = sum;
+    sh_r[tid] = dead || mx == -INF ? 0.0 : sum * exp_approx(mx - row_mx);   // this lane's sum at the row's max
     barrier();
     sum = 0.0;
     for (uint l = 0u; l < L; l++) sum += sh_r[tq * L + l];
+    mx = row_mx;
     const float inv = 1.0 / sum;
+    barrier();
 
-    // Pass 3: out = sum_j p_j v_j, cells in ascending order.
+    // Pass 2: out = sum_j p_j v_j, cells in ascending order.
     float acc[2u * MAX_P / L];   // pairs lane, lane + L, ...
     [[unroll]] for (uint i = 0u; i < 2u * MAX_P / L; i++) acc[i] = 0.0;
     const uint hpv = p.hd_v / 2u;

@@ -87,6 +87,7 @@ shared vec4 sh_q[MAX_M * CB];                // (id, d, s) per activation block 
 #if QKA == 256
 shared vec4 sh_seg[MAX_M * CB * 8];          // (amax, value of it, finite) per 32 values
 shared vec4 sh_seg8[MAX_M * CB * 32];        // ... per 8 values
+shared int sh_lsum[MAX_M * CB * 32];         // the sum of each 8 values' levels (two a 16-value group's bsum)
 #else
 shared vec4 sh_seg[MAX_M * CB * 4];          // (amax, value of it, finite) per 8 values
 #endif
@@ -172,11 +173,17 @@ void quantize(uint tid, uint c0, uint nc) {
         if (idx >= n_seg) continue;
         const uint m = idx / (nc * 32u), sg = idx % (nc * 32u);
         const vec2 q = sh_q[m * CB + sg / 32u].xy;
+        int lsum = 0;
         [[unroll]] for (uint h = 0u; h < 2u; h++) {
             uint packed = 0u;
-            [[unroll]] for (uint j = 0u; j < 4u; j++) packed |= (uint(act_level(xv[k][4u * h + j], q)) & 0xffu) << (8u * j);
+            [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                const int l = act_level(xv[k][4u * h + j], q);
+                lsum += l;
+                packed |= (uint(l) & 0xffu) << (8u * j);
+            }
             sh_lev[m * WORDS + 2u * sg + h] = packed;
         }
+        sh_lsum[m * CB * 32u + sg] = lsum;   // once here, not once per weight row
     }
     barrier();
 #endif
@@ -296,7 +303,8 @@ void dot_item(uint r, uint c, uint pt, uint blk) {
         int isum = 0, mins = 0;
         [[unroll]] for (uint g = 0u; g < 4u; g++) {
             const uint j = 4u * pt + g;
-            int sub = 0, bsum = 0;
+            int sub = 0;
+            const int bsum = sh_lsum[m * CB * 32u + c * 32u + 2u * j] + sh_lsum[m * CB * 32u + c * 32u + 2u * j + 1u];
             [[unroll]] for (uint i = 0u; i < 16u; i++) {
                 const int l = lev(m, c, 16u * j + i);
 #if TYPE == TERN_Q4_K || TYPE == TERN_Q5_K || TYPE == TERN_Q6_K
@@ -304,7 +312,6 @@ void dot_item(uint r, uint c, uint pt, uint blk) {
 #else
                 sub += wlev(blk, 16u * j + i) * l;
 #endif
-                bsum += l;
             }
             const ivec2 sm = wscmin(blk, j);
             isum += sm.x * sub;
