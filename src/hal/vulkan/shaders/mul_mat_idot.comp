@@ -110,14 +110,38 @@ void main() {
                 [[unroll]] for (uint j = 0u; j < 8u; j++) xv[j] = x_f[xa + j];
                 [[unroll]] for (uint j = 0u; j < 8u; j++) la[j] = act_level(xv[j], q);
             }
+            sh_l[r * WS + 2u * q4] = pack4(la[0], la[1], la[2], la[3]);
+            sh_l[r * WS + 2u * q4 + 1u] = pack4(la[4], la[5], la[6], la[7]);
+#if TYPE == TERN_Q8_0 || TYPE == TERN_Q4_0
+            // The levels straight from the block's bytes, two words (wlev's per-value
+            // extraction was a third of a chunk's instructions): Q8_0 values
+            // 8 q .. 8 q + 7 are bytes 8 q .. 8 q + 7 of qs; Q4_0's are the low (q < 2)
+            // or high nibbles of bytes 8 (q % 2) .. + 7, less 8 (the 4-bit value's
+            // sign extended into its byte: n ^ 8, with 0xf0 where that has bit 3).
+            uint w0 = 0u, w1 = 0u;
+            if (n0 + r < p.n_count) {
+                const uint hb = ((p.o_w + (n0 + r) * p.nb_w1 + blk_i * BLOCK_BYTES) >> 1) + 1u +
+                                (TYPE == TERN_Q8_0 ? 4u * q4 : 4u * (q4 & 1u));   // qs starts at byte 2
+                w0 = uint(s0_h[hb]) | (uint(s0_h[hb + 1u]) << 16);
+                w1 = uint(s0_h[hb + 2u]) | (uint(s0_h[hb + 3u]) << 16);
+#if TYPE == TERN_Q4_0
+                const uint sh = 4u * (q4 >> 1);
+                w0 = ((w0 >> sh) & 0x0f0f0f0fu) ^ 0x08080808u;
+                w1 = ((w1 >> sh) & 0x0f0f0f0fu) ^ 0x08080808u;
+                w0 |= (w0 & 0x08080808u) * 0x1eu;
+                w1 |= (w1 & 0x08080808u) * 0x1eu;
+#endif
+            }
+            sh_w[r * WS + 2u * q4] = w0;
+            sh_w[r * WS + 2u * q4 + 1u] = w1;
+#else
             if (n0 + r < p.n_count) {
                 const uint blk = p.o_w + (n0 + r) * p.nb_w1 + blk_i * BLOCK_BYTES;
                 [[unroll]] for (uint j = 0u; j < 8u; j++) lw[j] = wlev(blk, i0 + 8u * q4 + j);
             }
-            sh_l[r * WS + 2u * q4] = pack4(la[0], la[1], la[2], la[3]);
-            sh_l[r * WS + 2u * q4 + 1u] = pack4(la[4], la[5], la[6], la[7]);
             sh_w[r * WS + 2u * q4] = pack4(lw[0], lw[1], lw[2], lw[3]);
             sh_w[r * WS + 2u * q4 + 1u] = pack4(lw[4], lw[5], lw[6], lw[7]);
+#endif
 #if !QDOT_LEGACY
             sh_bq[tid] = ((la[0] + la[1]) + (la[2] + la[3])) + ((la[4] + la[5]) + (la[6] + la[7]));
 #endif
