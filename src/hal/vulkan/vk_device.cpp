@@ -421,7 +421,8 @@ tern_status open_device(vk_device * d, const char * params) {
              d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? "CPU" : d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU
                  ? "integrated GPU" : d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ? "discrete GPU" : "GPU",
              VK_API_VERSION_MAJOR(api), VK_API_VERSION_MINOR(api), d->uma ? "UMA" : "discrete memory", (unsigned long long) mib,
-             d->fp16_math ? "yes" : "no", d->int8_math ? "yes" : "no", d->use_int_dot ? "yes (used)" : d->int_dot ? "yes" : "no", d->storage8 ? "yes" : "no",
+             d->fp16_math ? "yes" : "no", d->int8_math ? "yes" : "no",
+             d->use_int_dot ? "yes (used)" : d->int_dot ? "yes" : "no", d->storage8 ? "yes" : "no",
              d->subgroup_size, (unsigned long long) (d->max_binding >> 20), d->has_import ? ", imports host memory" : "");
     return TERN_OK;
 }

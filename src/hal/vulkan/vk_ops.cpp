@@ -248,7 +248,6 @@ int32_t idot_shader(vk_device * d, int32_t type) {
     }
 }
 
-
 // Activation rows per dispatch: all of them, or as many as keep X and dst
 // (a vocabulary-wide output of a 512-token prompt: 311 MB at 151936 rows) within
 // one binding each; X is then 2-D (supports_op).
@@ -271,10 +270,10 @@ tern_status op_mul_mat(vk_device * d, const tern_hal_op_desc * op) {
         const int64_t rows_m = M - m0 < mc ? M - m0 : mc;
         const bool chunked = rows_m != M;   // X is 2-D then: rows m0 .. m0 + rows_m at stride nb1
         const bool vec = mul_mat_vec(rows_m);
+        const int32_t idot = idot_shader(d, w.type);
+        const int32_t shader = vec ? VKS_mul_mat_vec_F32 + type_slot(w.type) : idot >= 0 ? idot : VKS_mul_mat_F32 + type_slot(w.type);
         for (int64_t n0 = 0; n0 < N; n0 += win) {
             const int64_t rows = N - n0 < win ? N - n0 : win;
-            const int32_t idot = idot_shader(d, w.type);
-        const int32_t shader = vec ? VKS_mul_mat_vec_F32 + type_slot(w.type) : idot >= 0 ? idot : VKS_mul_mat_F32 + type_slot(w.type);
             uint32_t pc[VK_PUSH_WORDS] = {0};
             binding b[4];
             b[0] = chunked ? bind_bytes(d, dst.buffer, dst.offset + (uint64_t) m0 * dst.nb[1], (uint64_t) rows_m * dst.nb[1], true, &pc[0])
