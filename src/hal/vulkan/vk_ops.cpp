@@ -483,8 +483,7 @@ bool attn_tiled(const tern_hal_op_desc * op) {
 }
 const int64_t kAttnTileTokens = 16;   // attn_tile.comp's TQ
 
-int32_t attn_shader(const tern_hal_op_desc * op) {
-    if (attn_tiled(op)) return VKS_attn_tile;
+int32_t attn_shader(const tern_hal_op_desc * op) {   // attn.comp's variant for the op's K and V types
     return VKS_attn_F16_F16 + 4 * cache_slot(op->src[1].type) + cache_slot(op->src[2].type);
 }
 
@@ -550,7 +549,7 @@ void shaders_of(vk_device * d, const tern_hal_op_desc * op, int32_t * ids) {
             break;
         case TERN_HAL_OP_COPY_ROWS: ids[n++] = VKS_copy_rows; break;
         case TERN_HAL_OP_ATTN:   // (both paths: a prepared shape may run with fewer tokens)
-            ids[n++] = VKS_attn_F16_F16 + 4 * cache_slot(op->src[1].type) + cache_slot(op->src[2].type);
+            ids[n++] = attn_shader(op);
             if (attn_tiled(op)) ids[n++] = VKS_attn_tile;
             break;
         default: break;

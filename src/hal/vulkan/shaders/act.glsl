@@ -29,8 +29,6 @@
 // magnitude, 1.0 if every value is finite else 0.0). Scans of consecutive
 // pieces join in order (act_join: strict > keeps the first maximum), so a block
 // may be scanned by several threads and give exactly the one-thread result.
-// n is a multiple of 8: eight loads are issued together, then compared in order
-// (one at a time, a long scan waited a memory latency per value).
 vec3 act_join(vec3 a, vec3 b) { return vec3(b.x > a.x ? b.xy : a.xy, min(a.z, b.z)); }
 vec3 act_scan8(float v[8]) {   // the scan of eight values in registers
     float amax = 0.0, mx = 0.0;
@@ -44,6 +42,8 @@ vec3 act_scan8(float v[8]) {   // the scan of eight values in registers
     }
     return vec3(amax, mx, ok ? 1.0 : 0.0);
 }
+// n is a multiple of 8: eight loads are issued together, then compared in order
+// (one at a time, a long scan waited a memory latency per value).
 vec3 act_scan(uint at, uint n) {
     vec3 sc = vec3(0.0, 0.0, 1.0);   // the scan of no values
     for (uint k0 = 0u; k0 < n; k0 += 8u) {

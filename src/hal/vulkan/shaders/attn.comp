@@ -68,15 +68,7 @@ float score(uint j, uint hk, uint t) {
     const float mk = p.has_mask != 0u ? m_f[(p.o_m + t * p.m_nb1) / 4u + j] : 0.0;
     if (mk == -INF) return -INF;
     float s = 0.0;
-    uint e = 0u;
-#if KTYPE == TERN_F16 || KTYPE == TERN_F32
-    for (; e + 8u <= p.hd; e += 8u) {   // eight loads issued together, summed in order
-        float kv[8];
-        [[unroll]] for (uint u = 0u; u < 8u; u++) kv[u] = k_elem(j, hk, e + u, p.hd);
-        [[unroll]] for (uint u = 0u; u < 8u; u++) s += sh_q[e + u] * kv[u];
-    }
-#endif
-    for (; e < p.hd; e++) s += sh_q[e] * k_elem(j, hk, e, p.hd);
+    for (uint e = 0u; e < p.hd; e++) s += sh_q[e] * k_elem(j, hk, e, p.hd);
     return s * uintBitsToFloat(p.scale) + mk;
 }
 
@@ -141,40 +133,15 @@ void main() {
             for (uint j = c0 + tid; j < c1; j += 64u) sh_s[j - c0] = exp_approx(score(j, hk, t) - mx);
         }
         barrier();
-#if VTYPE == TERN_F16 || VTYPE == TERN_F32
-        // four cells at a time: their V loads issued together (a decode step
-        // otherwise waits a memory latency per cell), summed in cell order
-        // (quantized caches keep the loop below: unrolled, their dequantization
-        // multiplies a software driver's compile time)
-        for (uint j0 = c0; j0 < c1; j0 += 4u) {
-            float pj[4], vv[4][8];
-            [[unroll]] for (uint u = 0u; u < 4u; u++) {
-                const uint j = j0 + u;
-                pj[u] = 0.0;
-                if (j < c1) {
-                    pj[u] = sh_s[j - c0] * inv;
-                    if (VTYPE == TERN_F16) pj[u] = f16_round(pj[u]);
-                }
-                [[unroll]] for (uint i = 0u; i < 8u; i++) {
-                    const uint e = tid + 64u * i;
-                    vv[u][i] = pj[u] != 0.0 && e < p.hd_v ? v_elem(j, hk, e, p.hd_v) : 0.0;
-                }
-            }
-            [[unroll]] for (uint u = 0u; u < 4u; u++) {
-                if (pj[u] == 0.0) continue;
-                [[unroll]] for (uint i = 0u; i < 8u; i++) acc[i] += pj[u] * vv[u][i];
-            }
-        }
-#else
         for (uint j = c0; j < c1; j++) {
-            const float pj = sh_s[j - c0] * inv;
+            float pj = sh_s[j - c0] * inv;
+            if (VTYPE == TERN_F16) pj = f16_round(pj);
             if (pj == 0.0) continue;
             [[unroll]] for (uint i = 0u; i < 8u; i++) {
                 const uint e = tid + 64u * i;
                 if (e < p.hd_v) acc[i] += pj * v_elem(j, hk, e, p.hd_v);
             }
         }
-#endif
     }
     [[unroll]] for (uint i = 0u; i < 8u; i++) {
         const uint e = tid + 64u * i;
