@@ -21,17 +21,7 @@
 // Weights bound a window of rows at a time as in mul_mat_vec.comp.
 #include "common.glsl"
 layout(local_size_x = 256) in;
-BIND_F32(0, d, writeonly)
-BIND_F32(1, s0, readonly)
-BIND_U16(1, s0, readonly)
-BIND_F32(2, x, readonly)
-BIND_F32(3, b, readonly)
-layout(push_constant) uniform PC {
-    uint o_d, o_w, o_x, o_b;
-    uint K, N, n_base, n_count, M;
-    uint x_ne1, x_ne2, x_nb1, x_nb2, x_nb3;
-    uint nb_w1, has_bias;
-} p;
+#include "mm_common.glsl"
 #include "dequant.glsl"
 #include "act.glsl"
 
@@ -41,11 +31,6 @@ layout(push_constant) uniform PC {
 #define T 64
 #endif
 #define TT (T / 16)   // outputs per thread along each side
-
-uint x_row(uint m) {
-    const uint i1 = m % p.x_ne1, i23 = m / p.x_ne1;
-    return p.o_x + i1 * p.x_nb1 + (i23 % p.x_ne2) * p.x_nb2 + (i23 / p.x_ne2) * p.x_nb3;
-}
 
 #if !ACT_F32 && !ACT_BF16
 #include "qdot.glsl"
@@ -63,6 +48,7 @@ shared int sh_bq[T * 4];    // K-quants: the sum of the chunk's activation level
 shared float sh_a[T][KC + 1];
 shared float sh_f[T][KC + 1];
 #endif
+#include "mm_tile.glsl"
 
 void main() {
     const uint tid = gl_LocalInvocationID.x;
@@ -84,32 +70,7 @@ void main() {
     [[unroll]] for (uint i = 0u; i < TT * TT; i++) { isum[i] = 0; mins[i] = 0; }
 #endif
     for (uint k0 = 0u; k0 < p.K; k0 += KC) {
-        if (k0 % QKA == 0u) {   // the activation blocks' parameters: 4 threads scan a row's block
-            {
-                const uint r = tid / 4u, s = tid % 4u;
-                if (r < T && m0 + r < p.M) {
-                    const vec3 sc = act_scan((x_row(m0 + r) >> 2) + k0 + s * (QKA / 4u), QKA / 4u);
-                    sh_seg[tid] = vec2(sc.z != 0.0 ? sc.x : INF, sc.y);   // a non-finite piece as amax Inf
-                }
-            }
-            barrier();
-            if (tid < T) {
-                vec4 q = vec4(0.0);
-                if (m0 + tid < p.M) {
-                    vec3 sc = vec3(0.0, 0.0, 1.0);   // the scan of no values
-                    [[unroll]] for (uint s = 0u; s < 4u; s++) {
-                        const vec2 g = sh_seg[4u * tid + s];
-                        sc = act_join(sc, vec3(g, isinf(g.x) ? 0.0 : 1.0));
-                    }
-                    q.xy = act_params_of(sc);
-#if QDOT_AFFINE
-                    q.z = act_s(x_row(m0 + tid) + k0 * 4u, q.xy);
-#endif
-                }
-                sh_q[tid] = q;
-            }
-            barrier();
-        }
+        if (k0 % QKA == 0u) tile_act_params(tid, m0, k0);   // the activation blocks' parameters
         // this chunk's levels (4 weight and 4 activation values per thread) and scales
         const uint blk_i = k0 / QKA, i0 = k0 % QKA;   // block, first value in it
         {
@@ -242,13 +203,5 @@ void main() {
         barrier();
     }
 #endif
-    [[unroll]] for (uint j = 0u; j < TT; j++) {
-        [[unroll]] for (uint i = 0u; i < TT; i++) {
-            const uint n = n0 + tx + 16u * i, m = m0 + ty + 16u * j;
-            if (n >= p.n_count || m >= p.M) continue;
-            float v = acc[j * TT + i];
-            if (p.has_bias != 0u) v += b_f[(p.o_b >> 2) + p.n_base + n];
-            d_f[(p.o_d >> 2) + m * p.N + p.n_base + n] = v;
-        }
-    }
+    tile_store(n0, m0, tx, ty, acc);
 }

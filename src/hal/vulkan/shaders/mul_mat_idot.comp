@@ -20,17 +20,7 @@
 #extension GL_EXT_spirv_intrinsics : require
 #include "common.glsl"
 layout(local_size_x = 256) in;
-BIND_F32(0, d, writeonly)
-BIND_F32(1, s0, readonly)
-BIND_U16(1, s0, readonly)
-BIND_F32(2, x, readonly)
-BIND_F32(3, b, readonly)
-layout(push_constant) uniform PC {
-    uint o_d, o_w, o_x, o_b;
-    uint K, N, n_base, n_count, M;
-    uint x_ne1, x_ne2, x_nb1, x_nb2, x_nb3;
-    uint nb_w1, has_bias;
-} p;
+#include "mm_common.glsl"
 #include "dequant.glsl"
 #include "act.glsl"
 #include "qdot.glsl"
@@ -51,11 +41,7 @@ shared vec4 sh_p[T];         // weight: (d, m); K-quants: (sc, min) of the chunk
 #if !QDOT_LEGACY
 shared int sh_bq[T * 4];     // K-quants: each staging thread's sum of its 8 activation levels
 #endif
-
-uint x_row(uint m) {
-    const uint i1 = m % p.x_ne1, i23 = m / p.x_ne1;
-    return p.o_x + i1 * p.x_nb1 + (i23 % p.x_ne2) * p.x_nb2 + (i23 / p.x_ne2) * p.x_nb3;
-}
+#include "mm_tile.glsl"
 
 uint pack4(int a, int b, int c, int e) {
     return (uint(a) & 0xffu) | ((uint(b) & 0xffu) << 8) | ((uint(c) & 0xffu) << 16) | (uint(e) << 24);
@@ -72,32 +58,7 @@ void main() {
     [[unroll]] for (uint i = 0u; i < TT * TT; i++) { isum[i] = 0; mins[i] = 0; }
 #endif
     for (uint k0 = 0u; k0 < p.K; k0 += KC) {
-        if (k0 % QKA == 0u) {   // the activation blocks' parameters: 4 threads scan a row's block (mul_mat.comp)
-            {
-                const uint r = tid / 4u, s = tid % 4u;
-                if (m0 + r < p.M) {
-                    const vec3 sc = act_scan((x_row(m0 + r) >> 2) + k0 + s * (QKA / 4u), QKA / 4u);
-                    sh_seg[tid] = vec2(sc.z != 0.0 ? sc.x : INF, sc.y);
-                }
-            }
-            barrier();
-            if (tid < T) {
-                vec4 q = vec4(0.0);
-                if (m0 + tid < p.M) {
-                    vec3 sc = vec3(0.0, 0.0, 1.0);
-                    [[unroll]] for (uint s = 0u; s < 4u; s++) {
-                        const vec2 g = sh_seg[4u * tid + s];
-                        sc = act_join(sc, vec3(g, isinf(g.x) ? 0.0 : 1.0));
-                    }
-                    q.xy = act_params_of(sc);
-#if QDOT_AFFINE
-                    q.z = act_s(x_row(m0 + tid) + k0 * 4u, q.xy);
-#endif
-                }
-                sh_q[tid] = q;
-            }
-            barrier();
-        }
+        if (k0 % QKA == 0u) tile_act_params(tid, m0, k0);   // the activation blocks' parameters
         const uint blk_i = k0 / QKA, i0 = k0 % QKA;   // block, first value in it
         {   // staging: 8 activation and 8 weight levels a thread, as two words each
             const uint r = tid / 4u, q4 = tid % 4u;
@@ -224,13 +185,5 @@ void main() {
 #endif
         barrier();
     }
-    [[unroll]] for (uint j = 0u; j < TT; j++) {
-        [[unroll]] for (uint i = 0u; i < TT; i++) {
-            const uint n = n0 + tx + 16u * i, m = m0 + ty + 16u * j;
-            if (n >= p.n_count || m >= p.M) continue;
-            float v = acc[j * TT + i];
-            if (p.has_bias != 0u) v += b_f[(p.o_b >> 2) + p.n_base + n];
-            d_f[(p.o_d >> 2) + m * p.N + p.n_base + n] = v;
-        }
-    }
+    tile_store(n0, m0, tx, ty, acc);
 }

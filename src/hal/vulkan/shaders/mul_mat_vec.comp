@@ -30,31 +30,11 @@
 // Weights bound a window of rows at a time (n_base: the window's first row)
 // when W is larger than one binding.
 #include "common.glsl"
-BIND_F32(0, d, writeonly)
-BIND_F32(1, s0, readonly)
-BIND_U16(1, s0, readonly)
-BIND_F32(2, x, readonly)
-BIND_F32(3, b, readonly)
-layout(push_constant) uniform PC {
-    uint o_d, o_w, o_x, o_b;
-    uint K, N, n_base, n_count, M;
-    uint x_ne1, x_ne2, x_nb1, x_nb2, x_nb3;
-    uint nb_w1, has_bias;
-} p;
+#include "mm_common.glsl"
 #include "dequant.glsl"
 #include "act.glsl"
 
 #define MAX_M 2
-
-uint x_row(uint m) {
-    const uint i1 = m % p.x_ne1, i23 = m / p.x_ne1;
-    return p.o_x + i1 * p.x_nb1 + (i23 % p.x_ne2) * p.x_nb2 + (i23 / p.x_ne2) * p.x_nb3;
-}
-
-void store(uint n, uint m, float v) {
-    if (p.has_bias != 0u) v += b_f[(p.o_b >> 2) + n];
-    d_f[(p.o_d >> 2) + m * p.N + n] = v;
-}
 
 #if !ACT_F32 && !ACT_BF16
 #include "qdot.glsl"
@@ -417,7 +397,7 @@ void main() {
 #if TYPE == TERN_IQ4_NL
         acc = ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6])) + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]));
 #endif
-        store(p.n_base + r0 + cr, cm, acc);
+        mm_store(p.n_base + r0 + cr, cm, acc);
     }
 }
 
@@ -453,7 +433,7 @@ void main() {
     }
     if (tid < NR * p.M) {
         const uint r = tid / p.M, m = tid % p.M;
-        if (r0 + r < p.n_count) store(p.n_base + r0 + r, m, sh_acc[(r * MAX_M + m) * 64u]);
+        if (r0 + r < p.n_count) mm_store(p.n_base + r0 + r, m, sh_acc[(r * MAX_M + m) * 64u]);
     }
 }
 #endif
