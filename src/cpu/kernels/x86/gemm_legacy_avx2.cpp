@@ -83,35 +83,8 @@ inline uint64_t ld32(const uint8_t * p) {
 
 // ------------------------------------------------------------ weights
 
-// The 8 rows of a row vector, walked in order once per block. Full tiles
-// step one pointer by the row stride (the empty asm keeps the compiler from
-// holding every row address in a register of its own); the short last tile
-// of a call reads a list, rows past the end repeating the last one.
-struct rows_strided {
-    const uint8_t * base;
-    size_t stride;
-    struct cursor {
-        const uint8_t * p;
-        size_t stride;
-        const uint8_t * at() const { return p; }
-        void next() {
-            p += stride;
-            __asm__("" : "+r"(p));
-        }
-    };
-    cursor first(size_t bo) const { return cursor{base + bo, stride}; }
-};
-struct rows_list {
-    const uint8_t * p[LANES];
-    struct cursor {
-        const uint8_t * const * p;
-        size_t bo;
-        int r;
-        const uint8_t * at() const { return p[r] + bo; }
-        void next() { r++; }
-    };
-    cursor first(size_t bo) const { return cursor{p, bo, 0}; }
-};
+// The tiles read their weight rows through a row vector type (ROWS: rows_strided,
+// rows_list), legacy_column_group_x86.h.
 
 // Decode streams every row of the tile at once: on every `every`-th block
 // (every = 64 / block size) each row's bytes PREFETCH_AHEAD ahead are
@@ -578,10 +551,6 @@ template <> struct shape<fmt_q5_0> { static const int NCB = 4, RVB = 1, RVD = 2;
 template <> struct shape<fmt_q5_1> { static const int NCB = 4, RVB = 1, RVD = 2; };
 template <> struct shape<fmt_iq4_nl> { static const int NCB = 4, RVB = 1, RVD = 2; };
 
-// Activation block sums kept on the stack per column group (8 KiB); a longer
-// row has them computed in the tile.
-const int YSUM_CAP = 4096;
-
 template <typename F, int RV, int NC, typename ROWS>
 void tile(int64_t nb, const ROWS * rv, const uint8_t * const * ap, const int16_t * ysum, float * out, int64_t ldo, int nrv) {
     if constexpr (F::tree) tile_q8_0<RV, NC>(nb, rv, ap, out, ldo, nrv);
@@ -589,38 +558,7 @@ void tile(int64_t nb, const ROWS * rv, const uint8_t * const * ap, const int16_t
     else tile_per_block<F, RV, NC>(nb, rv, ap, ysum, out, ldo, nrv);
 }
 
-// One column group: NC columns from a, over all nr rows: full tiles of RV row
-// vectors, then what is left in tiles of one row vector (the last one short,
-// its missing rows repeating the last row).
-template <typename F, int NC, int RV>
-void column_group(int64_t nb, int64_t nr, const uint8_t * w, size_t w_stride, const uint8_t * a, size_t a_stride,
-                  int16_t * ysum, float * out, int64_t ldo) {
-    const uint8_t * ap[NC];
-    UNROLL
-    for (int c = 0; c < NC; c++) ap[c] = a + (size_t) c * a_stride;
-    const int16_t * ys = nullptr;
-    if constexpr (!F::lanes8 && F::off != 0) {
-        if (nb * NC <= YSUM_CAP) {
-            for (int64_t b = 0; b < nb; b++)
-                for (int c = 0; c < NC; c++) ysum[b * NC + c] = (int16_t) block_sum(act_qs<F>(ap[c] + b * sizeof(typename F::act)));
-            ys = ysum;
-        }
-    }
-    int64_t r0 = 0;
-    for (; r0 + RV * LANES <= nr; r0 += RV * LANES) {
-        rows_strided rv[RV];
-        UNROLL
-        for (int v = 0; v < RV; v++) rv[v] = rows_strided{w + (size_t) (r0 + v * LANES) * w_stride, w_stride};
-        tile<F, RV, NC>(nb, rv, ap, ys, out + r0, ldo, RV * LANES);
-    }
-    for (; r0 < nr; r0 += LANES) {
-        const int nrv = nr - r0 < LANES ? (int) (nr - r0) : LANES;
-        rows_list rv[1];
-        UNROLL
-        for (int i = 0; i < LANES; i++) rv[0].p[i] = w + (size_t) (r0 + (i < nrv ? i : nrv - 1)) * w_stride;
-        tile<F, 1, NC>(nb, rv, ap, ys, out + r0, ldo, nrv);
-    }
-}
+#include "cpu/kernels/x86/legacy_column_group_x86.h"
 
 template <typename F>
 void gemm(int64_t k, int64_t nr, int64_t nc, const void * vw, size_t w_stride, const void * va, size_t a_stride,
