@@ -161,6 +161,24 @@ static const lang_case k_lang[] = {
     {"{{ 'x' | indent(2) }}|{{ 'a\nb\n\nc' | indent(2) }}|{{ 'a\nb' | indent(2, true) }}", NULL, "x|a\n  b\n\n  c|  a\n  b"},
     {"{{ {'b': 2, 'a': 1} | dictsort }}{{ none | items }}{{ {'a': 1} | items | list }}", NULL,
      "[['a', 1], ['b', 2]][][['a', 1]]"},
+    // x.0 is x[0] (GLM-5's m.content.0.type)
+    {"{{ l.0 }}{{ l.1.k }}{{ l.1.k.0 }}{{ 'ab'.1 }}", "{\"l\": [7, {\"k\": \"xy\"}]}", "7xyxb"},
+    // Python's string escapes
+    {"{{ 'caf\\xe9 \\u2019 \\U0001F600 \\ud83d\\ude00 \\101\\t\\q \\'\\\"' }}", NULL,
+     "caf\xc3\xa9 \xe2\x80\x99 \xf0\x9f\x98\x80 \xf0\x9f\x98\x80 A\t\\q '\""},
+    // {%+ keeps the indentation lstrip_blocks removes; +%} keeps the newline trim_blocks removes
+    {"a\n  {%+ if true +%}\nb\n  {% endif %}\nc", NULL, "a\n  \nb\nc"},
+    {"{{ 2 is in [1, 2] }}{{ 'k' is in {'k': 1} }}", NULL, "TrueTrue"},
+    // the format filter: printf-style, as Python's %
+    {"{{ '%s|%5s|%-3s|%.2s|%r|%d|%5.1f|%03d|%x|%%' | format('a', 'b', 'c', 'xyz', 'q', 42, 3.14159, 7, 255) }}", NULL,
+     "a|    b|c  |xy|'q'|42|  3.1|007|ff|%"},
+    {"{{ 'a  b c'.rsplit(none, 1) }}{{ ' a b '.rsplit() }}{{ 'a::b::c'.rsplit('::', 1) }}{{ 'a,b'.rsplit(',', 0) }}", NULL,
+     "['a  b', 'c']['a', 'b']['a::b', 'c']['a,b']"},
+    // call blocks: caller() renders the block, with the call's parameters, in the scope of the call
+    {"{% macro w(x) %}<{{ x }}:{{ caller() }}>{% endmacro %}{% call w(1) %}in{{ 2 }}{% endcall %}", NULL, "<1:in2>"},
+    {"{% macro l(items) %}{% for i in items %}[{{ caller(i, loop.index) }}]{% endfor %}{% endmacro %}{% set p = 'P' %}"
+     "{% call(item, n) l(['a', 'b']) %}{{ p }}{{ item }}{{ n }}{% endcall %}{% macro t() %}{{ caller is defined }}{% endmacro %}{{ t() }}",
+     NULL, "[Pa1][Pb2]False"},
 };
 
 static void test_language(void) {
@@ -208,6 +226,16 @@ static void test_hostile(void) {
         {"{{ range(n=*[1]) }}", "expected an expression after 'n='"},
         {"{{ strftime_onw(*'%Y')(*'%Y') }}", "line 1"},   // fuzz_jinja: arguments of a failed callee
         {"{% set x = [] %}{% for i in range(1000) %}{{ x.append(x) }}{% endfor %}{{ x | tojson }}", "nested too deep"},
+        {"{% macro w() %}{{ caller() }}{% endmacro %}{% macro r() %}{% call w() %}{{ r() }}{% endcall %}{% endmacro %}{{ r() }}",
+         "nested deeper"},
+        {"{% call 5 %}x{% endcall %}", "{% call %} needs a macro call"},
+        {"{% call range(3) %}x{% endcall %}", "{% call %} needs a macro"},
+        {"{% macro w() %}{% endmacro %}{% call w() %}x", "without its end tag"},
+        {"{{ '%5000s' | format('a') }}", "width or precision too large"},
+        {"{{ '%s %s' | format('a') }}", "not enough arguments"},
+        {"{{ '%d' | format('a') }}", "%d needs a number"},
+        {"{{ 'a\\x4' }}", "line 1, column 6: truncated \\x escape"},
+        {"{{ '\\udc00' }}", "escape is not a character"},
     };
     for (const bad & b : cases) {
         int32_t rc = 0;

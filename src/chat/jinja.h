@@ -5,14 +5,15 @@
 //   source --jinja_parse--> template (nodes and expressions in the arena)
 //          --jinja_render(globals)--> text
 //
-// Supported: {{ }}, {% %}, {# #} with - whitespace control, trim_blocks and
+// Supported: {{ }}, {% %}, {# #} with - and + whitespace control, trim_blocks and
 // lstrip_blocks as minja applies them (transformers' settings); if / elif /
 // else, for (one or more names, an "if" filter, else, loop.index / index0 /
 // revindex / revindex0 / first / last / length / previtem / nextitem /
 // cycle(), loop(...) with recursive), set (names, ns.attr, block form),
-// macro (defaults, keyword arguments), filter blocks, generation (no-op),
-// break / continue; literals (strings, numbers, true / false / none, lists,
-// dicts, tuples), arithmetic, comparisons, and / or / not, in / not in,
+// macro (defaults, keyword arguments), call blocks (caller(), with
+// parameters), filter blocks, generation (no-op), break / continue; literals
+// (strings with Python's escapes, numbers, true / false / none, lists, dicts,
+// tuples), x.0 as x[0], arithmetic, comparisons, and / or / not, in / not in,
 // "is [not] test", ~, a if b else c, subscripts, slices with steps,
 // attributes, calls (keyword arguments, *list and **dict expanded into the
 // arguments); filters, tests, globals and methods of jinja_builtins.cpp.
@@ -204,6 +205,7 @@ struct jrender {
     void *              globals;       // the outermost scope
     uint32_t            cur_pos;       // source position of what is being evaluated
     int                 loop_ctl;      // 1 break, 2 continue (pending)
+    jfunc *             pending_caller;  // {% call %}: the caller for the macro call it makes
 };
 
 // Work in proportion to a value's size (a scan, a comparison, a copy) costs

@@ -71,6 +71,7 @@ enum jn_kind : uint8_t {
     JN_SET,         // names (or ns . name) = expr
     JN_SET_BLOCK,   // name, body
     JN_MACRO,       // name, params, body
+    JN_CALL,        // expr (a JX_CALL of a macro), params and body of its caller (name "caller")
     JN_FILTER,      // expr (a JX_FILTER without an operand), body
     JN_BREAK,
     JN_CONTINUE,
@@ -96,8 +97,8 @@ struct jnode {
     jname *      names;
     uint32_t     n_names;
     jname        ns;          // JN_SET: ns . names[0]
-    jname        name;        // JN_MACRO, JN_SET_BLOCK
-    jarg *       params;      // JN_MACRO
+    jname        name;        // JN_MACRO, JN_SET_BLOCK, JN_CALL
+    jarg *       params;      // JN_MACRO, JN_CALL
     uint32_t     n_params;
 };
 

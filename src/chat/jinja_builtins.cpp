@@ -16,14 +16,14 @@ namespace tern {
 namespace {
 
 enum filter_id {
-    F_ABS, F_ATTR, F_CAPITALIZE, F_COUNT, F_D, F_DEFAULT, F_DICTSORT, F_E, F_ESCAPE, F_FIRST, F_FLOAT, F_INDENT,
+    F_ABS, F_ATTR, F_CAPITALIZE, F_COUNT, F_D, F_DEFAULT, F_DICTSORT, F_E, F_ESCAPE, F_FIRST, F_FLOAT, F_FORMAT, F_INDENT,
     F_INT, F_ITEMS, F_JOIN, F_LAST, F_LENGTH, F_LIST, F_LOWER, F_MAP, F_MAX, F_MIN, F_REJECT, F_REJECTATTR,
     F_REPLACE, F_REVERSE, F_ROUND, F_SAFE, F_SELECT, F_SELECTATTR, F_SORT, F_STRING, F_SUM, F_TITLE, F_TOJSON,
     F_TRIM, F_UNIQUE, F_UPPER, F_WORDCOUNT, F_COUNT_FILTERS
 };
 
 const char * const FILTERS[F_COUNT_FILTERS] = {
-    "abs", "attr", "capitalize", "count", "d", "default", "dictsort", "e", "escape", "first", "float", "indent",
+    "abs", "attr", "capitalize", "count", "d", "default", "dictsort", "e", "escape", "first", "float", "format", "indent",
     "int", "items", "join", "last", "length", "list", "lower", "map", "max", "min", "reject", "rejectattr",
     "replace", "reverse", "round", "safe", "select", "selectattr", "sort", "string", "sum", "title", "tojson",
     "trim", "unique", "upper", "wordcount",
@@ -205,6 +205,141 @@ jv split_str(jrender * r, const jv & v, const jv * sep, const jv * maxsplit_v) {
     }
     jlist_push(r, l.l, jv_str(s.s + b, s.n - b));
     return l;
+}
+
+// Python's str.rsplit: split_str from the right end (the same parts when
+// maxsplit is negative).
+jv rsplit_str(jrender * r, const jv & v, const jv * sep, const jv * maxsplit_v) {
+    int64_t maxsplit = -1;
+    if (!arg_int(r, maxsplit_v, -1, &maxsplit)) return jv_undef();
+    if (maxsplit < 0) return split_str(r, v, sep, maxsplit_v);
+    jv s = need_str(r, v, "rsplit");
+    jv l = jv_new_list(r, 0);
+    if (sep && !jv_null(*sep) && (sep->t != J_STR || sep->n == 0)) {
+        jfail(r, "rsplit() needs a non-empty separator");
+        return l;
+    }
+    // Parts found from the right, pushed in that order, then reversed.
+    uint32_t e = s.n;
+    int64_t n = 0;
+    if (!sep || jv_null(*sep)) {
+        for (;;) {
+            while (e > 0 && is_ws(s.s[e - 1])) e--;
+            if (e == 0) break;
+            if (n >= maxsplit) {
+                uint32_t b = 0;
+                while (b < e && is_ws(s.s[b])) b++;
+                jlist_push(r, l.l, jv_str(s.s + b, e - b));
+                break;
+            }
+            uint32_t b = e;
+            while (b > 0 && !is_ws(s.s[b - 1])) b--;
+            jlist_push(r, l.l, jv_str(s.s + b, e - b));
+            e = b;
+            n++;
+        }
+    } else {
+        uint32_t i = s.n;
+        while (i >= sep->n && n < maxsplit) {
+            if (memcmp(s.s + i - sep->n, sep->s, sep->n) == 0) {
+                jlist_push(r, l.l, jv_str(s.s + i, e - i));
+                i -= sep->n;
+                e = i;
+                n++;
+            } else {
+                i--;
+            }
+        }
+        jlist_push(r, l.l, jv_str(s.s, e));
+    }
+    for (uint32_t a = 0, b = l.l->n; a + 1 < b; a++, b--) {
+        jv t = l.l->v[a];
+        l.l->v[a] = l.l->v[b - 1];
+        l.l->v[b - 1] = t;
+    }
+    return l;
+}
+
+// Python's printf-style "fmt % args" (Jinja2's format filter): %% and
+// %[flags][width][.precision] with s r d i u f F e E g G x X o c; the
+// arguments are taken in order. An argument missing, left over or of the
+// wrong type is an error, as in Python.
+jv percent_format(jrender * r, const jv & fmt_v, const jcall & c) {
+    jv f = need_str(r, fmt_v, "format");
+    jbuf out;
+    jbuf_init(&out, r, r->lim.max_output);
+    uint32_t next = 0;
+    for (uint32_t i = 0; i < f.n && !r->failed;) {
+        if (f.s[i] != '%') {
+            uint32_t b = i;
+            while (i < f.n && f.s[i] != '%') i++;
+            jbuf_put(&out, f.s + b, i - b);
+            continue;
+        }
+        i++;
+        char flags[8];
+        size_t nf = 0;
+        while (i < f.n && strchr("-+ 0#", f.s[i]) && f.s[i]) {
+            if (nf < sizeof(flags) - 1) flags[nf++] = f.s[i];
+            i++;
+        }
+        flags[nf] = 0;
+        int width = 0, prec = -1;
+        while (i < f.n && f.s[i] >= '0' && f.s[i] <= '9' && width < 1000) width = width * 10 + (f.s[i++] - '0');
+        if (i < f.n && f.s[i] == '.') {
+            i++;
+            prec = 0;
+            while (i < f.n && f.s[i] >= '0' && f.s[i] <= '9' && prec < 1000) prec = prec * 10 + (f.s[i++] - '0');
+        }
+        if (i >= f.n) { jfail(r, "format: incomplete format"); break; }
+        const char conv = f.s[i++];
+        if (conv == '%') { jbuf_put(&out, "%", 1); continue; }
+        if (width >= 1000 || prec >= 1000) { jfail(r, "format: width or precision too large"); break; }
+        if (next >= c.n_pos) { jfail(r, "format: not enough arguments for the format string"); break; }
+        const jv & a = c.pos[next++];
+        if (conv == 's' || conv == 'r') {
+            // str() or repr(), cut to prec characters, padded to width characters.
+            jbuf t;
+            jbuf_init(&t, r, r->lim.max_output);
+            if (conv == 'r') jv_write_repr(r, &t, a, false, -1, 0);
+            else jv_write_str(r, &t, a);
+            jv text = jbuf_value(&t);
+            uint32_t bytes = text.n, chars = 0;
+            for (uint32_t k = 0; k < text.n; k++) {
+                if ((text.s[k] & 0xC0) == 0x80) continue;
+                if (prec >= 0 && chars == (uint32_t) prec) { bytes = k; break; }
+                chars++;
+            }
+            const bool left = strchr(flags, '-') != NULL;
+            for (int k = (int) chars; !left && k < width; k++) jbuf_put(&out, " ", 1);
+            jbuf_put(&out, text.s, bytes);
+            for (int k = (int) chars; left && k < width; k++) jbuf_put(&out, " ", 1);
+            continue;
+        }
+        if (!strchr("diufFeEgGxXoc", conv)) { jfail(r, "format: unsupported format character '%c'", conv); break; }
+        if (a.t != J_INT && a.t != J_FLOAT && a.t != J_BOOL) { jfail(r, "format: %%%c needs a number", conv); break; }
+        const bool integral = strchr("diuxXoc", conv) != NULL;
+        if (a.t == J_FLOAT && strchr("xXoc", conv)) { jfail(r, "format: %%%c needs an integer", conv); break; }
+        const double d = a.t == J_FLOAT ? a.d : a.t == J_INT ? (double) a.i : (double) a.b;
+        const int64_t iv = a.t == J_FLOAT ? (int64_t) a.d : a.t == J_INT ? a.i : (int64_t) a.b;
+        if (conv == 'c' && (iv < 0 || iv > 127)) { jfail(r, "format: %%c needs a character code below 128"); break; }
+        // The C conversion with the same flags, width and precision.
+        char spec[32];
+        if (prec >= 0) snprintf(spec, sizeof(spec), "%%%s%d.%d%s", flags, width, prec, integral && conv != 'c' ? "ll" : "");
+        else snprintf(spec, sizeof(spec), "%%%s%d%s", flags, width, integral && conv != 'c' ? "ll" : "");
+        const size_t k = strlen(spec);
+        spec[k] = conv == 'i' || conv == 'u' ? 'd' : conv;
+        spec[k + 1] = 0;
+        char buf[1400];
+        int len;
+        if (conv == 'c') len = snprintf(buf, sizeof(buf), spec, (int) iv);
+        else if (integral) len = snprintf(buf, sizeof(buf), spec, (long long) iv);
+        else len = snprintf(buf, sizeof(buf), spec, d);
+        if (len < 0 || len >= (int) sizeof(buf)) { jfail(r, "format: a conversion longer than %zu bytes", sizeof(buf) - 1); break; }
+        jbuf_put(&out, buf, (size_t) len);
+    }
+    if (!r->failed && next < c.n_pos) jfail(r, "format: not all arguments converted during string formatting");
+    return jbuf_value(&out);
 }
 
 bool affix(jrender * r, const jv & s, const jv * a, bool prefix) {
@@ -535,6 +670,8 @@ jv jinja_apply_filter(jrender * r, int id, const jv & v, const jcall & c) {
             }
             return jbuf_value(&out);
         }
+        case F_FORMAT:
+            return percent_format(r, v, c);
         case F_FIRST:
         case F_LAST: {
             jv l = list_of(r, v);
@@ -828,6 +965,7 @@ jv jinja_call_method(jrender * r, jv & v, const char * name, size_t n, const jca
         if (is("lstrip")) return strip_str(r, v, arg(c, 0, "chars"), true, false);
         if (is("rstrip")) return strip_str(r, v, arg(c, 0, "chars"), false, true);
         if (is("split")) return split_str(r, v, arg(c, 0, "sep"), arg(c, 1, "maxsplit"));
+        if (is("rsplit")) return rsplit_str(r, v, arg(c, 0, "sep"), arg(c, 1, "maxsplit"));
         if (is("startswith")) return jv_bool(affix(r, v, arg(c, 0, "prefix"), true));
         if (is("endswith")) return jv_bool(affix(r, v, arg(c, 0, "suffix"), false));
         if (is("replace")) return replace_str(r, v, arg(c, 0, "old"), arg(c, 1, "new"), arg(c, 2, "count"));

@@ -742,6 +742,27 @@ bool render_node(jrender * r, jbuf * out, const jnode * n) {
             if (!r->failed) jv_write_str(r, out, v);
             return !r->failed;
         }
+        case JN_CALL: {
+            // The macro called with "caller" bound to this block's body (as a macro of
+            // the call's parameters, closing over the current scope).
+            const jexpr * e = n->expr;
+            jv f = eval(r, e->a);
+            args_buf a;
+            if (!eval_args(r, e, &a, NULL)) return false;
+            r->cur_pos = e->pos;
+            if (f.t != J_FUNC || f.f->kind != JF_MACRO) return jfail(r, "{%% call %%} needs a macro");
+            jfunc * c = (jfunc *) jmem_alloc(r->m, sizeof(jfunc));
+            if (!c) return jfail(r, "out of memory");
+            memset(c, 0, sizeof(*c));
+            c->kind = JF_MACRO;
+            c->macro = n;
+            c->scope = r->scope;
+            r->pending_caller = c;
+            jv v = jinja_call_macro(r, f.f, a.call);
+            r->pending_caller = NULL;
+            if (!r->failed) jv_write_str(r, out, v);
+            return !r->failed;
+        }
         case JN_BREAK: r->loop_ctl = 1; return true;
         case JN_CONTINUE: r->loop_ctl = 2; return true;
         case JN_BLOCK: return render_body(r, out, n->body);
@@ -782,6 +803,14 @@ jv jinja_call_macro(jrender * r, jfunc * f, const jcall & c) {
     if (!enter(r)) return jv_undef();
     jscope * s = new_scope(r, (jscope *) f->scope);
     if (!s) return jv_undef();
+    if (r->pending_caller) {   // a {% call %} block's body, for this call only
+        jv cv;
+        cv.t = J_FUNC;
+        cv.n = 0;
+        cv.f = r->pending_caller;
+        r->pending_caller = NULL;
+        scope_set(r, s, "caller", 6, cv);
+    }
     if (c.n_pos > m->n_params) {
         jfail(r, "too many arguments for macro '%.*s'", (int) m->name.n, m->name.s);
         return jv_undef();

@@ -23,13 +23,14 @@ enum tok_type : uint8_t { T_TEXT, T_EXPR, T_COMMENT, T_BLOCK };
 
 enum kw : uint8_t {
     K_NONE, K_IF, K_ELIF, K_ELSE, K_ENDIF, K_FOR, K_ENDFOR, K_SET, K_ENDSET, K_MACRO, K_ENDMACRO, K_FILTER,
-    K_ENDFILTER, K_GENERATION, K_ENDGENERATION, K_BREAK, K_CONTINUE,
+    K_ENDFILTER, K_GENERATION, K_ENDGENERATION, K_BREAK, K_CONTINUE, K_CALL, K_ENDCALL,
 };
 
 struct token {
     uint8_t      type;
     uint8_t      kw;
     bool         pre_strip, post_strip;
+    bool         pre_keep, post_keep;  // {%+ and +%}: no lstrip_blocks before, no trim_blocks after
     bool         recursive;
     uint32_t     pos;
     const char * text;       // T_TEXT
@@ -106,10 +107,10 @@ struct parser {
         p += strlen(s);
         return true;
     }
-    // The closing of a tag ahead: "}}", "%}", "-}}", "-%}".
+    // The closing of a tag ahead: "}}", "%}", "-}}", "-%}", "+%}".
     bool at_close() const {
         const char * q = p;
-        if (q < end && (*q == '-' || *q == '~')) q++;
+        if (q < end && (*q == '-' || *q == '~' || *q == '+')) q++;
         return (end - q) >= 2 && ((q[0] == '}' && q[1] == '}') || (q[0] == '%' && q[1] == '}'));
     }
 
@@ -129,40 +130,113 @@ struct parser {
 
     // ---- literals ----
 
+    // A string literal with Python's escapes (Jinja2 reads them so): \n \r \t
+    // \b \f \v \a \\ \' \" , octal \ooo, \xHH, \uXXXX (a surrogate pair
+    // makes one character), \UXXXXXXXX, a backslash before a newline joins the
+    // lines; any other escape keeps its backslash, as Python does. No decoded
+    // form is longer than its source, so the source length bounds the bytes.
     bool string_lit(jv * out) {
         char q = *p;
         const char * s = ++p;
-        // Decoded length first, then the bytes.
-        size_t n = 0;
         const char * k = s;
         while (k < end && *k != q) {
             if (*k == '\\' && k + 1 < end) k++;
             k++;
-            n++;
         }
         if (k >= end) return fail("unterminated string");
-        char * d = (char *) jmem_alloc(m, n + 1);
+        char * d = (char *) jmem_alloc(m, (size_t) (k - s) + 1);
         if (!d) return fail("out of memory (%zu bytes for the template)", m->cap);
         size_t w = 0;
         while (p < end && *p != q) {
             char c = *p++;
-            if (c == '\\' && p < end) {
-                char e = *p++;
-                switch (e) {
-                    case 'n': c = '\n'; break;
-                    case 'r': c = '\r'; break;
-                    case 't': c = '\t'; break;
-                    case 'b': c = '\b'; break;
-                    case 'f': c = '\f'; break;
-                    default: c = e; break;   // \\ \' \" and anything else: the character
-                }
+            if (c != '\\' || p >= end) {
+                d[w++] = c;
+                continue;
             }
-            d[w++] = c;
+            const char * esc = p - 1;
+            char e = *p++;
+            switch (e) {
+                case 'n': d[w++] = '\n'; break;
+                case 'r': d[w++] = '\r'; break;
+                case 't': d[w++] = '\t'; break;
+                case 'b': d[w++] = '\b'; break;
+                case 'f': d[w++] = '\f'; break;
+                case 'v': d[w++] = '\v'; break;
+                case 'a': d[w++] = '\a'; break;
+                case '\\': case '\'': case '"': d[w++] = e; break;
+                case '\n': break;
+                case 'x': case 'u': case 'U': {
+                    uint32_t cp = 0;
+                    if (!hex_digits(e == 'x' ? 2 : e == 'u' ? 4 : 8, &cp)) { p = esc; return fail("truncated \\%c escape", e); }
+                    if (cp >= 0xD800 && cp < 0xDC00 && p + 6 <= end && p[0] == '\\' && p[1] == 'u') {
+                        const char * back = p;
+                        uint32_t lo = 0;
+                        p += 2;
+                        if (hex_digits(4, &lo) && lo >= 0xDC00 && lo < 0xE000) cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                        else p = back;
+                    }
+                    if ((cp >= 0xD800 && cp < 0xE000) || cp > 0x10FFFF) { p = esc; return fail("\\%c escape is not a character", e); }
+                    w += put_utf8(d + w, cp);
+                    break;
+                }
+                default:
+                    if (e >= '0' && e <= '7') {
+                        uint32_t cp = (uint32_t) (e - '0');
+                        for (int i = 0; i < 2 && p < end && *p >= '0' && *p <= '7'; i++) cp = cp * 8 + (uint32_t) (*p++ - '0');
+                        w += put_utf8(d + w, cp);
+                    } else {
+                        d[w++] = '\\';   // Python keeps an unknown escape as it is
+                        d[w++] = e;
+                    }
+                    break;
+            }
         }
         p++;
         d[w] = 0;
         *out = jv_str(d, (uint32_t) w);
         return true;
+    }
+
+    // n hex digits at p into *v (advancing p); false when fewer are there.
+    bool hex_digits(int n, uint32_t * v) {
+        uint32_t x = 0;
+        for (int i = 0; i < n; i++) {
+            if (p >= end) return false;
+            char h = *p;
+            uint32_t dgt;
+            if (h >= '0' && h <= '9') dgt = (uint32_t) (h - '0');
+            else if (h >= 'a' && h <= 'f') dgt = (uint32_t) (h - 'a' + 10);
+            else if (h >= 'A' && h <= 'F') dgt = (uint32_t) (h - 'A' + 10);
+            else return false;
+            x = x * 16 + dgt;
+            p++;
+        }
+        *v = x;
+        return true;
+    }
+
+    // The UTF-8 bytes of code point cp (< 0x110000) at d; returns how many.
+    static size_t put_utf8(char * d, uint32_t cp) {
+        if (cp < 0x80) {
+            d[0] = (char) cp;
+            return 1;
+        }
+        if (cp < 0x800) {
+            d[0] = (char) (0xC0 | (cp >> 6));
+            d[1] = (char) (0x80 | (cp & 0x3F));
+            return 2;
+        }
+        if (cp < 0x10000) {
+            d[0] = (char) (0xE0 | (cp >> 12));
+            d[1] = (char) (0x80 | ((cp >> 6) & 0x3F));
+            d[2] = (char) (0x80 | (cp & 0x3F));
+            return 3;
+        }
+        d[0] = (char) (0xF0 | (cp >> 18));
+        d[1] = (char) (0x80 | ((cp >> 12) & 0x3F));
+        d[2] = (char) (0x80 | ((cp >> 6) & 0x3F));
+        d[3] = (char) (0x80 | (cp & 0x3F));
+        return 4;
     }
 
     bool number_lit(jv * out) {
@@ -292,7 +366,7 @@ struct parser {
             ws();
             if (!l || p >= end) return l;
             uint8_t op;
-            if (*p == '+') op = JOP_ADD;
+            if (*p == '+' && !at_close()) op = JOP_ADD;
             else if (*p == '-' && !at_close()) op = JOP_SUB;
             else return l;
             p++;
@@ -483,11 +557,12 @@ struct parser {
                 ws();
                 if (p < end && *p == '(') {
                     if (!call_args(&t->args, &t->n_args)) return NULL;
-                } else if (p < end && (*p == '\'' || *p == '"' || is_digit(*p) ||
+                } else if (p < end && (*p == '\'' || *p == '"' || is_digit(*p) || *p == '[' || *p == '{' ||
                                        (is_ident_start(*p) && !peek_word("and") && !peek_word("or") &&
                                         !peek_word("else") && !peek_word("if") && !peek_word("in") && !peek_word("not") &&
                                         !peek_word("is")))) {
-                    // A single argument without parentheses: x is divisibleby 3, x is sameas none
+                    // A single argument without parentheses: x is divisibleby 3, x is sameas none,
+                    // x is in [1, 2]
                     t->args = (jarg *) alloc(sizeof(jarg));
                     if (!t->args) return NULL;
                     t->args[0].value = postfix();
@@ -525,6 +600,22 @@ struct parser {
                 a->a = e;
                 a->lit = name_value(n);
                 e = a;
+            } else if (*p == '.') {
+                // x.0 is x[0] (Jinja2: an integer after the dot is a subscript,
+                // m.content.0.type); the digits stop at the next '.'.
+                p++;
+                int64_t i = 0;
+                while (p < end && is_digit(*p)) {
+                    if (i > (INT64_MAX - 9) / 10) { fail("index after '.' too large"); return NULL; }
+                    i = i * 10 + (*p++ - '0');
+                }
+                jexpr * k = node(JX_LIT, at);
+                jexpr * s = k ? node(JX_INDEX, at) : NULL;
+                if (!s) return NULL;
+                k->lit = jv_int(i);
+                s->a = e;
+                s->b = k;
+                e = s;
             } else if (*p == '[') {
                 p++;
                 if (!enter()) return NULL;
@@ -745,12 +836,15 @@ struct parser {
         return true;
     }
 
-    // Whitespace and the closing %} of a tag; its '-' marker into *strip.
-    bool block_close(bool * strip) {
+    // Whitespace and the closing %} of a tag; its '-' marker into *strip, its
+    // '+' (keep the newline after) into *keep.
+    bool block_close(bool * strip, bool * keep = NULL) {
         ws();
         *strip = false;
-        if (p < end && (*p == '-' || *p == '~')) {
+        if (keep) *keep = false;
+        if (p < end && (*p == '-' || *p == '~' || *p == '+')) {
             *strip = *p == '-';
+            if (keep) *keep = *p == '+';
             p++;
         }
         if (!starts("%}")) return fail("expected '%%}' to close the tag");
@@ -803,7 +897,7 @@ const kw_name KEYWORDS[] = {
     {"if", K_IF}, {"elif", K_ELIF}, {"else", K_ELSE}, {"endif", K_ENDIF}, {"for", K_FOR}, {"endfor", K_ENDFOR},
     {"set", K_SET}, {"endset", K_ENDSET}, {"macro", K_MACRO}, {"endmacro", K_ENDMACRO}, {"filter", K_FILTER},
     {"endfilter", K_ENDFILTER}, {"generation", K_GENERATION}, {"endgeneration", K_ENDGENERATION},
-    {"break", K_BREAK}, {"continue", K_CONTINUE},
+    {"break", K_BREAK}, {"continue", K_CONTINUE}, {"call", K_CALL}, {"endcall", K_ENDCALL},
 };
 
 // The whole source as tokens (two passes: count, then fill).
@@ -870,7 +964,8 @@ struct tokenizer {
             } else if (ps.starts("{%")) {
                 ps.p += 2;
                 t.pre_strip = ps.p < ps.end && *ps.p == '-';
-                if (ps.p < ps.end && (*ps.p == '-' || *ps.p == '~')) ps.p++;
+                t.pre_keep = ps.p < ps.end && *ps.p == '+';
+                if (ps.p < ps.end && (*ps.p == '-' || *ps.p == '~' || *ps.p == '+')) ps.p++;
                 ps.ws();
                 t.type = T_BLOCK;
                 jname k;
@@ -897,20 +992,22 @@ struct tokenizer {
 
     // {% raw %} ... {% endraw %}: the text between, as it is.
     bool raw(token & t) {
-        bool strip;
-        if (!ps.block_close(&strip)) return false;
+        bool strip, keep;
+        if (!ps.block_close(&strip, &keep)) return false;
         t.post_strip = strip;
+        t.post_keep = keep;
         const char * s = ps.p;
         for (const char * q = s; q + 1 < ps.end; q++) {
             if (q[0] != '{' || q[1] != '%') continue;
             const char * r = q + 2;
             bool pre = r < ps.end && *r == '-';
-            if (r < ps.end && (*r == '-' || *r == '~')) r++;
+            bool pre_keep = r < ps.end && *r == '+';
+            if (r < ps.end && (*r == '-' || *r == '~' || *r == '+')) r++;
             while (r < ps.end && is_space(*r)) r++;
             if ((size_t) (ps.end - r) < 6 || memcmp(r, "endraw", 6) != 0) continue;
             ps.p = r + 6;
-            bool post;
-            if (!ps.block_close(&post)) return false;
+            bool post, post_keep;
+            if (!ps.block_close(&post, &post_keep)) return false;
             // The raw tag itself and its end act as a comment around a text token.
             token open = t;
             open.type = T_COMMENT;
@@ -928,13 +1025,15 @@ struct tokenizer {
             close.pos = (uint32_t) (q - ps.src);
             close.pre_strip = pre;
             close.post_strip = post;
+            close.pre_keep = pre_keep;
+            close.post_keep = post_keep;
             return push(close);
         }
         return ps.fail("{%% raw %%} without {%% endraw %%}");
     }
 
     bool tag_body(token & t) {
-        bool strip = false;
+        bool strip = false, keep = false;
         switch (t.kw) {
             case K_IF:
             case K_ELIF:
@@ -986,6 +1085,14 @@ struct tokenizer {
                 if (!ps.macro_params(&t.params, &t.n_params)) return false;
                 break;
             }
+            case K_CALL:
+                // {% call [(params)] macro(args) %}: the caller's parameters, then the call.
+                ps.ws();
+                if (ps.p < ps.end && *ps.p == '(' && !ps.macro_params(&t.params, &t.n_params)) return false;
+                t.expr = ps.expression();
+                if (!t.expr) return false;
+                if (t.expr->kind != JX_CALL) return ps.fail("{%% call %%} needs a macro call");
+                break;
             case K_FILTER: {
                 // A filter expression without its operand: name(args) | name2 ...
                 jexpr * chain = NULL;
@@ -1009,8 +1116,9 @@ struct tokenizer {
             default:
                 break;
         }
-        if (!ps.block_close(&strip)) return false;
+        if (!ps.block_close(&strip, &keep)) return false;
         t.post_strip = strip;
+        t.post_keep = keep;
         return true;
     }
 };
@@ -1028,14 +1136,14 @@ void trim_texts(token * toks, uint32_t n) {
         uint32_t len = t.text_len;
         if (post_strip) {
             while (len > 0 && is_text_space(s[len - 1])) len--;
-        } else if (i + 1 < n) {   // lstrip_blocks
+        } else if (i + 1 < n && !toks[i + 1].pre_keep) {   // lstrip_blocks
             uint32_t k = len;
             while (k > 0 && (s[k - 1] == ' ' || s[k - 1] == '\t')) k--;
             if ((k == 0 && i == 0) || (k > 0 && s[k - 1] == '\n')) len = k;
         }
         if (pre_strip) {
             while (len > 0 && is_text_space(*s)) { s++; len--; }
-        } else if (i > 0 && toks[i - 1].type != T_EXPR) {   // trim_blocks
+        } else if (i > 0 && toks[i - 1].type != T_EXPR && !toks[i - 1].post_keep) {   // trim_blocks
             if (len > 0 && *s == '\n') { s++; len--; }
         }
         if (i + 1 == n && len > 0 && s[len - 1] == '\n') {   // keep_trailing_newline off
@@ -1057,7 +1165,7 @@ struct builder {
     bool ends_body(const token & t) const {
         return t.type == T_BLOCK && (t.kw == K_ELIF || t.kw == K_ELSE || t.kw == K_ENDIF || t.kw == K_ENDFOR ||
                                      t.kw == K_ENDSET || t.kw == K_ENDMACRO || t.kw == K_ENDFILTER ||
-                                     t.kw == K_ENDGENERATION);
+                                     t.kw == K_ENDGENERATION || t.kw == K_ENDCALL);
     }
 
     jnode * make(uint8_t kind, const token & t) {
@@ -1179,6 +1287,16 @@ struct builder {
                 if (!nd || !body(&nd->body)) return NULL;
                 nd->expr = t.expr;
                 if (!expect_end(K_ENDFILTER, t, "{% filter %}")) return NULL;
+                return nd;
+            case K_CALL:
+                // The body is the macro "caller" the called macro may call.
+                nd = make(JN_CALL, t);
+                if (!nd || !body(&nd->body)) return NULL;
+                nd->expr = t.expr;
+                nd->name = jname{"caller", 6};
+                nd->params = t.params;
+                nd->n_params = t.n_params;
+                if (!expect_end(K_ENDCALL, t, "{% call %}")) return NULL;
                 return nd;
             case K_GENERATION:
                 nd = make(JN_BLOCK, t);
