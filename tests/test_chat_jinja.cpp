@@ -169,6 +169,9 @@ static const lang_case k_lang[] = {
     // {%+ keeps the indentation lstrip_blocks removes; +%} keeps the newline trim_blocks removes
     {"a\n  {%+ if true +%}\nb\n  {% endif %}\nc", NULL, "a\n  \nb\nc"},
     {"{{ 2 is in [1, 2] }}{{ 'k' is in {'k': 1} }}", NULL, "TrueTrue"},
+    // a sign binds tighter than a filter or test: (-3) | abs
+    {"{{ -3 | abs }} {{ -x | abs }} {{ - -2 | string }} {{ -1 is number }} {{ 2 - 3 | abs }} {{ -2 ** 2 }}", "{\"x\": 4}",
+     "3 4 2 True -1 4"},
     // the format filter: printf-style, as Python's %
     {"{{ '%s|%5s|%-3s|%.2s|%r|%d|%5.1f|%03d|%x|%%' | format('a', 'b', 'c', 'xyz', 'q', 42, 3.14159, 7, 255) }}", NULL,
      "a|    b|c  |xy|'q'|42|  3.1|007|ff|%"},

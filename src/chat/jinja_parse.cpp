@@ -435,7 +435,9 @@ struct parser {
         return l;
     }
 
-    jexpr * unary() {
+    // A sign binds tighter than the filters and tests after it (Jinja2 and
+    // minja: -3 | abs is 3): only the outermost sign takes them.
+    jexpr * unary(bool with_filters = true) {
         ws();
         uint32_t at = pos();
         if (p < end && (*p == '-' || *p == '+') && !at_close()) {
@@ -443,11 +445,12 @@ struct parser {
             if (!enter()) return NULL;
             jexpr * e = node(c == '-' ? JX_NEG : JX_POS, at);
             if (!e) return NULL;
-            e->a = unary();
+            e->a = unary(false);
             depth--;
-            return e->a ? e : NULL;
+            if (!e->a) return NULL;
+            return with_filters ? filtered(e) : e;
         }
-        return filtered();
+        return with_filters ? filtered(postfix()) : postfix();
     }
 
     // Arguments of a call: ( a, b, name=c ). p is at '('.
@@ -522,8 +525,8 @@ struct parser {
     }
 
     // postfix, then | filters and is-tests (Jinja2's filter expression).
-    jexpr * filtered() {
-        jexpr * e = postfix();
+    // e followed by its filters and tests (| f, is t).
+    jexpr * filtered(jexpr * e) {
         for (;;) {
             if (!e) return NULL;
             ws();
