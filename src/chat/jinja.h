@@ -119,6 +119,9 @@ jv    jv_str_dup(jrender * r, const char * s, size_t n);
 jv    jv_cstr(jrender * r, const char * z);
 jv    jv_new_list(jrender * r, uint32_t cap);
 jv    jv_new_dict(jrender * r, uint32_t cap);
+// A callable of kind JF_* with state; its other fields zero (undefined, with the
+// error, when the block is full).
+jv    jv_new_func(jrender * r, uint8_t kind, void * state);
 bool  jlist_push(jrender * r, jlist * l, jv v);
 bool  jdict_set(jrender * r, jdict * d, jv key, jv v);
 jv *  jdict_find(jdict * d, const char * key, size_t n);
@@ -205,7 +208,7 @@ struct jrender {
     void *              globals;       // the outermost scope
     uint32_t            cur_pos;       // source position of what is being evaluated
     int                 loop_ctl;      // 1 break, 2 continue (pending)
-    jfunc *             pending_caller;  // {% call %}: the caller for the macro call it makes
+    jv                  pending_caller;  // {% call %}: the caller for the macro call it makes (J_FUNC), else undefined
 };
 
 // Work in proportion to a value's size (a scan, a comparison, a copy) costs

@@ -279,7 +279,7 @@ jv percent_format(jrender * r, const jv & fmt_v, const jcall & c) {
         i++;
         char flags[8];
         size_t nf = 0;
-        while (i < f.n && strchr("-+ 0#", f.s[i]) && f.s[i]) {
+        while (i < f.n && f.s[i] && strchr("-+ 0#", f.s[i])) {
             if (nf < sizeof(flags) - 1) flags[nf++] = f.s[i];
             i++;
         }
@@ -547,19 +547,6 @@ jv strftime_now(jrender * r, const jcall & c) {
         jbuf_puts(&out, b);
     }
     return jbuf_value(&out);
-}
-
-jv make_func(jrender * r, uint8_t kind, void * state) {
-    jfunc * f = (jfunc *) jmem_alloc(r->m, sizeof(jfunc));
-    if (!f) { jfail(r, "out of memory"); return jv_undef(); }
-    memset(f, 0, sizeof(*f));
-    f->kind = kind;
-    f->state = state;
-    jv v;
-    v.t = J_FUNC;
-    v.n = 0;
-    v.f = f;
-    return v;
 }
 
 struct joiner_state {
@@ -1225,7 +1212,7 @@ jv jinja_call_global(jrender * r, const char * name, size_t n, const jcall & c, 
         const jv * sep = arg(c, 0, "sep");
         st->sep = sep ? *sep : jv_str(", ", 2);
         st->used = false;
-        return make_func(r, JF_JOINER, st);
+        return jv_new_func(r, JF_JOINER, st);
     }
     if (is("strftime_now")) return strftime_now(r, c);
     int fid = jinja_filter_id(name, n);

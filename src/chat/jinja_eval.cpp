@@ -411,18 +411,8 @@ jv eval(jrender * r, const jexpr * e) {
         case JX_LIT: return e->lit;
         case JX_VAR: {
             if (jv * v = scope_find((jscope *) r->scope, e->lit.s, e->lit.n)) return *v;
-            if (jinja_has_global(e->lit.s, e->lit.n)) {
-                jfunc * f = (jfunc *) jmem_alloc(r->m, sizeof(jfunc));
-                if (!f) { jfail(r, "out of memory"); return jv_undef(); }
-                memset(f, 0, sizeof(*f));
-                f->kind = JF_BUILTIN;
-                f->state = (void *) e;   // the name, read back through the expression
-                jv v;
-                v.t = J_FUNC;
-                v.n = 0;
-                v.f = f;
-                return v;
-            }
+            // the name, read back through the expression
+            if (jinja_has_global(e->lit.s, e->lit.n)) return jv_new_func(r, JF_BUILTIN, (void *) e);
             return jv_undef();
         }
         case JX_LIST: {
@@ -611,32 +601,17 @@ bool render_for(jrender * r, jbuf * out, const jnode * n, const jv & iterable_va
     jv loop = jv_new_dict(r, 12);
     if (!ls || r->failed) return false;
     if (n->recursive) {
-        jfunc * f = (jfunc *) jmem_alloc(r->m, sizeof(jfunc));
         loop_state * st = (loop_state *) jmem_alloc(r->m, sizeof(loop_state));
-        if (!f || !st) return jfail(r, "out of memory");
-        memset(f, 0, sizeof(*f));
-        f->kind = JF_LOOP;
+        if (!st) return jfail(r, "out of memory");
         st->node = n;
         st->scope = outer;
-        f->state = st;
-        jv fv;
-        fv.t = J_FUNC;
-        fv.n = 0;
-        fv.f = f;
+        jv fv = jv_new_func(r, JF_LOOP, st);
+        if (r->failed) return false;
         jdict_set(r, loop.o, jv_str("__loop_call__", 13), fv);
     }
-    {
-        jfunc * cyc = (jfunc *) jmem_alloc(r->m, sizeof(jfunc));
-        if (!cyc) return jfail(r, "out of memory");
-        memset(cyc, 0, sizeof(*cyc));
-        cyc->kind = JF_CYCLER;
-        cyc->state = loop.o;   // cycle() reads loop.index0
-        jv cv;
-        cv.t = J_FUNC;
-        cv.n = 0;
-        cv.f = cyc;
-        jdict_set(r, loop.o, jv_str("cycle", 5), cv);
-    }
+    jv cyc = jv_new_func(r, JF_CYCLER, loop.o);   // cycle() reads loop.index0
+    if (r->failed) return false;
+    jdict_set(r, loop.o, jv_str("cycle", 5), cyc);
     scope_set(r, ls, "loop", 4, loop);
     r->scope = ls;
     for (uint32_t i = 0; i < count && !r->failed; i++) {
@@ -660,6 +635,17 @@ bool render_for(jrender * r, jbuf * out, const jnode * n, const jv & iterable_va
     }
     r->scope = outer;
     return !r->failed;
+}
+
+// A macro (JN_MACRO) or a call block's caller (JN_CALL) as a value: the node
+// and the scope it is defined in.
+jv macro_value(jrender * r, const jnode * n) {
+    jv v = jv_new_func(r, JF_MACRO, NULL);
+    if (v.t == J_FUNC) {
+        v.f->macro = n;
+        v.f->scope = r->scope;
+    }
+    return v;
 }
 
 bool render_node(jrender * r, jbuf * out, const jnode * n) {
@@ -706,17 +692,8 @@ bool render_node(jrender * r, jbuf * out, const jnode * n) {
             return !r->failed && scope_set(r, (jscope *) r->scope, n->name.s, n->name.n, v);
         }
         case JN_MACRO: {
-            jfunc * f = (jfunc *) jmem_alloc(r->m, sizeof(jfunc));
-            if (!f) return jfail(r, "out of memory");
-            memset(f, 0, sizeof(*f));
-            f->kind = JF_MACRO;
-            f->macro = n;
-            f->scope = r->scope;
-            jv v;
-            v.t = J_FUNC;
-            v.n = 0;
-            v.f = f;
-            return scope_set(r, (jscope *) r->scope, n->name.s, n->name.n, v);
+            jv v = macro_value(r, n);
+            return !r->failed && scope_set(r, (jscope *) r->scope, n->name.s, n->name.n, v);
         }
         case JN_FILTER: {
             jbuf cap;
@@ -751,15 +728,10 @@ bool render_node(jrender * r, jbuf * out, const jnode * n) {
             if (!eval_args(r, e, &a, NULL)) return false;
             r->cur_pos = e->pos;
             if (f.t != J_FUNC || f.f->kind != JF_MACRO) return jfail(r, "{%% call %%} needs a macro");
-            jfunc * c = (jfunc *) jmem_alloc(r->m, sizeof(jfunc));
-            if (!c) return jfail(r, "out of memory");
-            memset(c, 0, sizeof(*c));
-            c->kind = JF_MACRO;
-            c->macro = n;
-            c->scope = r->scope;
-            r->pending_caller = c;
+            r->pending_caller = macro_value(r, n);
+            if (r->failed) return false;
             jv v = jinja_call_macro(r, f.f, a.call);
-            r->pending_caller = NULL;
+            r->pending_caller = jv_undef();
             if (!r->failed) jv_write_str(r, out, v);
             return !r->failed;
         }
@@ -803,13 +775,9 @@ jv jinja_call_macro(jrender * r, jfunc * f, const jcall & c) {
     if (!enter(r)) return jv_undef();
     jscope * s = new_scope(r, (jscope *) f->scope);
     if (!s) return jv_undef();
-    if (r->pending_caller) {   // a {% call %} block's body, for this call only
-        jv cv;
-        cv.t = J_FUNC;
-        cv.n = 0;
-        cv.f = r->pending_caller;
-        r->pending_caller = NULL;
-        scope_set(r, s, "caller", 6, cv);
+    if (r->pending_caller.t == J_FUNC) {   // a {% call %} block's body, for this call only
+        scope_set(r, s, "caller", 6, r->pending_caller);
+        r->pending_caller = jv_undef();
     }
     if (c.n_pos > m->n_params) {
         jfail(r, "too many arguments for macro '%.*s'", (int) m->name.n, m->name.s);

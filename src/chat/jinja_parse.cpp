@@ -14,6 +14,7 @@
 
 #include "chat/jinja_ast.h"
 #include "core/json.h"
+#include "vocab/unicode.h"
 
 namespace tern {
 
@@ -176,14 +177,14 @@ struct parser {
                         else p = back;
                     }
                     if ((cp >= 0xD800 && cp < 0xE000) || cp > 0x10FFFF) { p = esc; return fail("\\%c escape is not a character", e); }
-                    w += put_utf8(d + w, cp);
+                    w += (size_t) unicode_encode(cp, d + w);
                     break;
                 }
                 default:
                     if (e >= '0' && e <= '7') {
                         uint32_t cp = (uint32_t) (e - '0');
                         for (int i = 0; i < 2 && p < end && *p >= '0' && *p <= '7'; i++) cp = cp * 8 + (uint32_t) (*p++ - '0');
-                        w += put_utf8(d + w, cp);
+                        w += (size_t) unicode_encode(cp, d + w);
                     } else {
                         d[w++] = '\\';   // Python keeps an unknown escape as it is
                         d[w++] = e;
@@ -213,30 +214,6 @@ struct parser {
         }
         *v = x;
         return true;
-    }
-
-    // The UTF-8 bytes of code point cp (< 0x110000) at d; returns how many.
-    static size_t put_utf8(char * d, uint32_t cp) {
-        if (cp < 0x80) {
-            d[0] = (char) cp;
-            return 1;
-        }
-        if (cp < 0x800) {
-            d[0] = (char) (0xC0 | (cp >> 6));
-            d[1] = (char) (0x80 | (cp & 0x3F));
-            return 2;
-        }
-        if (cp < 0x10000) {
-            d[0] = (char) (0xE0 | (cp >> 12));
-            d[1] = (char) (0x80 | ((cp >> 6) & 0x3F));
-            d[2] = (char) (0x80 | (cp & 0x3F));
-            return 3;
-        }
-        d[0] = (char) (0xF0 | (cp >> 18));
-        d[1] = (char) (0x80 | ((cp >> 12) & 0x3F));
-        d[2] = (char) (0x80 | ((cp >> 6) & 0x3F));
-        d[3] = (char) (0x80 | (cp & 0x3F));
-        return 4;
     }
 
     bool number_lit(jv * out) {

@@ -73,6 +73,19 @@ jv jv_new_dict(jrender * r, uint32_t cap) {
     return v;
 }
 
+jv jv_new_func(jrender * r, uint8_t kind, void * state) {
+    jfunc * f = (jfunc *) ralloc(r, sizeof(jfunc));
+    if (!f) return jv_undef();
+    memset(f, 0, sizeof(*f));
+    f->kind = kind;
+    f->state = state;
+    jv v;
+    v.t = J_FUNC;
+    v.n = 0;
+    v.f = f;
+    return v;
+}
+
 bool jlist_push(jrender * r, jlist * l, jv v) {
     if (r->failed) return false;   // after a failed allocation, g_no_list stays empty
     if (l->n == l->cap) {
