@@ -182,6 +182,65 @@ static const lang_case k_lang[] = {
     {"{% macro l(items) %}{% for i in items %}[{{ caller(i, loop.index) }}]{% endfor %}{% endmacro %}{% set p = 'P' %}"
      "{% call(item, n) l(['a', 'b']) %}{{ p }}{{ item }}{{ n }}{% endcall %}{% macro t() %}{{ caller is defined }}{% endmacro %}{{ t() }}",
      NULL, "[Pa1][Pb2]False"},
+    // Jinja2 forms no real template in bench/RESULTS.md uses, each checked against Jinja2 3.1.6:
+    // chained comparisons (the middle operand evaluated once), tuples without brackets
+    {"{{ 1 < 2 < 3 }} {{ 3 > 2 > 2 }} {{ 1 < 3 > 2 }} {{ 0 <= 5 < 10 }} {{ 'a' in 'abc' in ['abc'] }} {{ 1 not in [2] not in [[1]] }}",
+     NULL, "True False True True True True"},
+    {"{% set l = [] %}{{ 1 < (l.append(1) or 2) < 3 }}{{ l | length }}",
+     NULL, "True1"},
+    {"{% set a, b = 1, 2 %}{{ a }}{{ b }}{% for x in 3, 4, %}{{ x }}{% endfor %}{% set t = 5, %}{{ t | length }}",
+     NULL, "12341"},
+    // batch, slice, groupby (named tuples: .grouper / .list, or unpacked)
+    {"{{ [1,2,3,4,5] | batch(2) | list }}|{{ [1,2,3,4,5] | batch(2, 'x') | list }}|{{ [1,2,3,4,5,6,7] | slice(3) | list }}|{{ [1,2,3,4,5,6,7] | slice(3, 0) | list }}",
+     NULL, "[[1, 2], [3, 4], [5]]|[[1, 2], [3, 4], [5, 'x']]|[[1, 2, 3], [4, 5], [6, 7]]|[[1, 2, 3], [4, 5, 0], [6, 7, 0]]"},
+    {"{% set items = [{'k': 'b', 'v': 1}, {'k': 'a', 'v': 2}, {'k': 'B', 'v': 3}] %}{% for g in items | groupby('k') %}{{ g.grouper }}={{ g.list | map(attribute='v') | join(',') }};{% endfor %}{% for k, l in items | groupby('k', case_sensitive=true) %}{{ k }}{{ l | length }}{% endfor %}{{ [[1, 'x'], [0, 'y']] | groupby(0) | map(attribute='list') | list }}",
+     NULL, "a=2;b=1,3;B1a1b1[[[0, 'y']], [[1, 'x']]]"},
+    // textwrap's rules: hyphens, em-dashes, long words, blanks dropped at the wraps
+    {"{{ 'hello world foo bar baz' | wordwrap(10) }}|{{ 'well-known anti-establishment' | wordwrap(8) }}|{{ 'x----y' | wordwrap(4) }}|{{ 'abc  def' | wordwrap(3, wrapstring='/') }}|{{ 'supercalifragilistic' | wordwrap(6, false) }}|{{ 'ab cd\\nef' | wordwrap(2) }}",
+     NULL, "hello\nworld foo\nbar baz|well-\nknown\nanti-est\nablishme\nnt|x\n----\ny|abc/def|supercalifragilistic|ab\ncd\nef"},
+    {"{{ 'hello world this is long' | truncate(10) }}|{{ 'hello world this is long' | truncate(10, leeway=0) }}|{{ 'helloworldthisislong' | truncate(10, true, '~', 0) }}|{{ 'h\\u00e9llo w\\u00f6rld' | truncate(7, true, '', 0) }}",
+     NULL, "hello...|hello...|helloworl~|h\xc3\xa9" "llo w"},
+    {"{{ '<!-- c --><p>Hi &amp; <b>bye</b>\\n &lt;3 &#65;&#x42;</p>' | striptags }}|{{ 'a <b unclosed' | striptags }}|{{ 'x<!-->y' | striptags }}",
+     NULL, "Hi & bye <3 AB|a <b unclosed|xy"},
+    {"{{ 1 | filesizeformat }}|{{ 999 | filesizeformat }}|{{ 1500000 | filesizeformat }}|{{ 1536 | filesizeformat(true) }}|{{ '2048' | filesizeformat(binary=true) }}",
+     NULL, "1 Byte|999 Bytes|1.5 MB|1.5 KiB|2.0 KiB"},
+    // a cycler's reset() is none, printed as nothing (minja's convention; Jinja2 prints None)
+    {"{% set c = cycler('a', 'b') %}{{ c.next() }}{{ c.next() }}{{ c.next() }}{{ c.current }}{{ c.reset() }}{{ c.current }}",
+     NULL, "ababa"},
+    // str.format's spec mini-language, conversions, lookups and nested fields
+    {"{{ '{:>5}|{:<4}|{:^7}|{:05d}|{:.2f}|{:x}|{:,}|{:#_b}|{:+.1e}|{:.0%}|{:*^9}|{:08,}'.format('ab', 'c', 'mid', 42, 3.14159, 255, 1234567, 10, 12345.0, 0.256, 'n', 1234) }}",
+     NULL, "   ab|c   |  mid  |00042|3.14|ff|1,234,567|0b1010|+1.2e+04|26%|****n****|0,001,234"},
+    {"{{ '{0}{0!r}{n:{w}}|{a[1]}{d.x}'.format('q', n=7, w=3, a=[5, 6], d={'x': 'X'}) }}",
+     NULL, "q'q'  7|6X"},
+    // json.dumps' sort_keys, separators, indent=0
+    {"{{ {'b': {'d': 1, 'c': 2}, 'a': 0} | tojson(sort_keys=true) }}|{{ {'b': 1, 'a': [1, 2]} | tojson(separators=(',', ':')) }}|{{ [1, {'a': 2}] | tojson(indent=0) }}",
+     NULL, "{\"a\": 0, \"b\": {\"c\": 2, \"d\": 1}}|{\"b\":1,\"a\":[1,2]}|[\n1,\n{\n\"a\": 2\n}\n]"},
+    // int(default, base) and float(default) read text as Python's int() and float()
+    {"{{ 'ff' | int(base=16) }}|{{ '0x1A' | int(0, 16) }}|{{ ' 0b101 ' | int(base=0) }}|{{ '1_000' | int }}|{{ '3.7' | int }}|{{ '12abc' | int(7) }}|{{ '017' | int(9, 0) }}|{{ '1.5e1' | float }}|{{ 'x1' | float(2.5) }}",
+     NULL, "255|26|5|1000|3|7|17|15.0|2.5"},
+    // more of Jinja2's builtins: str padding and partition, forceescape, pprint, urlencode, xmlattr,
+    // tests naming filters and tests, loop.depth / changed, with blocks, dictsort by value, sort and
+    // min / max by attributes, the title filter (capitals after - ( { [ < and blanks) and str.title, "fmt" % args
+    {"{{ 'ab' | center(6) }}|{{ 'abc'.center(6, '-') }}|{{ 'ab'.center(7, '*') }}|{{ 'a'.zfill(3) }}|{{ '-5'.zfill(4) }}|{{ 'ab'.ljust(4, '.') }}|{{ 'ab'.rjust(4) }}|{{ 'a=b=c'.partition('=') }}|{{ 'a=b=c'.rpartition('=') }}|{{ 'aBc'.swapcase() }}|{{ 'Hello World'.istitle() }}{{ 'Hello world'.istitle() }}",
+     NULL, "  ab  |-abc--|***ab**|00a|-005|ab..|  ab|['a', '=', 'b=c']|['a=b', '=', 'c']|AbC|TrueFalse"},
+    {"{{ '<a>' | forceescape }}|{{ {'a': [1, 'x']} | pprint }}|{{ 'a b&c/d' | urlencode }}|{{ {'q': 'a b', 'n': 1} | urlencode }}|{{ {'class': 'x\"y', 'id': 'z', 'skip': none} | xmlattr }}",
+     NULL, "&lt;a&gt;|{'a': [1, 'x']}|a%20b%26c/d|q=a+b&n=1| class=\"x&#34;y\" id=\"z\""},
+    {"{{ 'x' is escaped }}{{ 'upper' is filter }}{{ 'odd' is test }}{{ 'nosuch' is filter }}{{ [1, 2, 3] | select('lessthan', 3) | list }}{{ [1, 2, 3] | select('greaterthan', 1) | list }}",
+     NULL, "FalseTrueTrueFalse[1, 2][2, 3]"},
+    {"{% for x in [[1, [2]], [3]] recursive %}{{ loop.depth }}{{ loop.depth0 }}{% if x is sequence %}({{ loop(x) }}){% endif %}{% endfor %}|{% for x in [1, 1, 2, 2, 3] %}{% if loop.changed(x) %}{{ x }}{% endif %}{% endfor %}",
+     NULL, "10(2121(32))10(21)|123"},
+    {"{% set a = 'outer' %}{% with a = 1, b = a %}{{ a }}{{ b }}{% set c = 3 %}{{ c }}{% endwith %}{{ a }}{{ c is defined }}{% with %}{% set q = 5 %}{{ q }}{% endwith %}{{ q is defined }}",
+     NULL, "1outer3outerFalse5False"},
+    {"{{ {'b': 1, 'a': 2} | dictsort(by='value') }}|{{ {'b': 1, 'a': 2} | dictsort(reverse=true) }}|{{ {'b': 1, 'A': 2} | dictsort(false) }}",
+     NULL, "[['b', 1], ['a', 2]]|[['b', 1], ['a', 2]]|[['A', 2], ['b', 1]]"},
+    {"{{ [{'a': 2, 'b': 1}, {'a': 1, 'b': 2}, {'a': 1, 'b': 1}] | sort(attribute='a,b') | map(attribute='b') | list }}|{{ [{'a': 3}, {'a': 1}] | min(attribute='a') }}|{{ [{'a': 3}, {'a': 1}] | max(attribute='a') }}|{{ ['b', 'A', 'c'] | max }}|{{ ['b', 'A', 'c'] | min(case_sensitive=true) }}",
+     NULL, "[1, 2, 1]|{'a': 1}|{'a': 3}|c|A"},
+    {"{{ 'hello wORLD-foo bar_baz (x' | title }}|{{ 'hello wORLD-foo bar_baz'.title() }}",
+     NULL, "Hello World-Foo Bar_baz (X|Hello World-Foo Bar_Baz"},
+    {"{{ '%05.1f|%+d|%-5d|%s' % (3.14159, 5, 3, 'x') }}|{{ '%s!' % 'hi' }}|{{ '%s' % [1, 2] }}|{{ '%(a)s-%(b)03d' % {'a': 'x', 'b': 2} }}|{{ '100%%' % () }}",
+     NULL, "003.1|+5|3    |x|hi!|[1, 2]|x-002|100%"},
+    // striptags is linear: an unclosed comment stops its pass, an unclosed tag its own
+    {"{{ ('<a>' * 100000 ~ '<!--' * 100000) | striptags | length }}", NULL, "400000"},
 };
 
 static void test_language(void) {
@@ -239,6 +298,27 @@ static void test_hostile(void) {
         {"{{ '%d' | format('a') }}", "%d needs a number"},
         {"{{ 'a\\x4' }}", "line 1, column 6: truncated \\x escape"},
         {"{{ '\\udc00' }}", "escape is not a character"},
+        {"{{ [1] | batch(100000000000000, 0) }}", "steps"},
+        // output far larger than the input: bounded (here by the block, as every value of a render stays in it)
+        {"{% for i in range(100000) %}{{ ('x' * 8) | wordwrap(1, wrapstring='y' * 100000) | length }}{% endfor %}", "memory"},
+        {"{% for i in range(100000) %}{{ '{:>99999}'.format(1) | length }}{% endfor %}", "memory"},
+        {"{{ 'x' | wordwrap(0) }}", "invalid width 0"},
+        {"{{ 'ab' | truncate(1) }}", "expected length >= 3, got 1"},
+        {"{{ '{:d}'.format('a') }}", "unknown format code 'd' for a string"},
+        {"{{ '{} {}'.format(1) }}", "replacement index 1 out of range"},
+        {"{{ '{0} {}'.format(1, 2) }}", "cannot switch"},
+        {"{{ 'a}'.format() }}", "single '}'"},
+        {"{{ cycler() }}", "cycler() needs at least one item"},
+        {"{{ [{'a': 1}, {'a': 'x'}] | groupby('a') }}", "cannot compare"},
+        {"{{ {1: 2, 'a': 3} | tojson(sort_keys=true) }}", "cannot compare"},
+        {"{{ '99999999999999999999' | int }}", "does not fit in 64 bits"},
+        {"{{ [1] | slice(0) }}", "slice() needs a count above 0"},
+        {"{{ {'a': 1} | dictsort(by='size') }}", "sort by either"},
+        {"{{ 'a'.center(5, 'xy') }}", "exactly one character"},
+        {"{{ {'a b': 1} | xmlattr }}", "invalid character in attribute name"},
+        {"{{ '%(a)s' % 1 }}", "requires a mapping"},
+        {"{{ '%s %s' % ('a', 'b', 'c') }}", "not enough arguments"},
+        {"{% with a = %}{% endwith %}", "line 1"},
     };
     for (const bad & b : cases) {
         int32_t rc = 0;

@@ -8,15 +8,17 @@
 // Supported: {{ }}, {% %}, {# #} with - and + whitespace control, trim_blocks and
 // lstrip_blocks as minja applies them (transformers' settings); if / elif /
 // else, for (one or more names, an "if" filter, else, loop.index / index0 /
-// revindex / revindex0 / first / last / length / previtem / nextitem /
-// cycle(), loop(...) with recursive), set (names, ns.attr, block form),
+// revindex / revindex0 / first / last / length / previtem / nextitem / depth /
+// depth0 / cycle() / changed(), loop(...) with recursive), with, set (names, ns.attr, block form),
 // macro (defaults, keyword arguments), call blocks (caller(), with
 // parameters), filter blocks, generation (no-op), break / continue; literals
 // (strings with Python's escapes, numbers, true / false / none, lists, dicts,
-// tuples), x.0 as x[0], arithmetic, comparisons, and / or / not, in / not in,
+// tuples, with or without brackets where Jinja2 takes them: set a, b = 1, 2),
+// x.0 as x[0], arithmetic, comparisons (chained: a < b < c), and / or / not, in / not in,
 // "is [not] test", ~, a if b else c, subscripts, slices with steps,
 // attributes, calls (keyword arguments, *list and **dict expanded into the
-// arguments); filters, tests, globals and methods of jinja_builtins.cpp.
+// arguments); filters, tests, globals and methods of jinja_builtins.cpp, with
+// Python's text formatting in jinja_text.cpp.
 //
 // Values (jinja_value.cpp): undefined, none, bool, int, float, string (UTF-8,
 // lengths and slices in code points), list and dict (mutable, shared by
@@ -80,8 +82,9 @@ struct jv {
 };
 
 struct jlist {
-    jv *     v;
-    uint32_t n, cap;
+    jv *                 v;
+    uint32_t             n, cap;
+    const char * const * fields;   // a named tuple's field names (n of them; groupby's (grouper, list)), else NULL
 };
 
 struct jdict {
@@ -95,16 +98,23 @@ struct jnode;
 struct jexpr;
 
 // A callable: a builtin (filter or global function), a macro, a bound loop()
-// of a recursive for, a joiner or cycler with its state.
+// of a recursive for, loop.cycle, a joiner, or a cycler's next() / reset(),
+// with its state.
 struct jfunc {
     uint8_t        kind;     // JF_*
     uint16_t       id;       // builtin id
     const jnode *  macro;    // JF_MACRO
     void *         scope;    // JF_MACRO: the scope it was defined in
-    void *         state;    // JF_LOOP, JF_JOINER, JF_CYCLER
+    void *         state;    // JF_LOOP, JF_LOOP_CYCLE, JF_LOOP_CHANGED, JF_JOINER, JF_CYCLER_*
 };
 
-enum { JF_BUILTIN = 0, JF_MACRO, JF_LOOP, JF_JOINER, JF_CYCLER, JF_STRFTIME };
+enum { JF_BUILTIN = 0, JF_MACRO, JF_LOOP, JF_LOOP_CYCLE, JF_LOOP_CHANGED, JF_JOINER, JF_CYCLER_NEXT, JF_CYCLER_RESET };
+
+// loop.changed(*values)'s state: the values of its last call.
+struct jloop_changed {
+    jv   last;   // J_LIST
+    bool seen;
+};
 
 static inline jv jv_undef(void) { jv v; v.t = J_UNDEF; v.n = 0; v.i = 0; return v; }
 static inline jv jv_none(void) { jv v; v.t = J_NONE; v.n = 0; v.i = 0; return v; }
@@ -126,6 +136,8 @@ bool  jlist_push(jrender * r, jlist * l, jv v);
 bool  jdict_set(jrender * r, jdict * d, jv key, jv v);
 jv *  jdict_find(jdict * d, const char * key, size_t n);
 jv *  jdict_find_v(jdict * d, jv key);
+// A named tuple's item by field name (NULL for other lists and other names).
+jv *  jlist_field(jlist * l, const char * name, size_t n);
 bool  jv_truthy(const jv & v);
 bool  jv_equal(const jv & a, const jv & b);
 // Python's <: numbers, strings (bytes), lists element-wise; false with an error otherwise.
@@ -137,6 +149,15 @@ uint32_t utf8_cp_count(const char * s, size_t n);
 struct jbuf;
 void jv_write_str(jrender * r, jbuf * b, const jv & v);
 void jv_write_repr(jrender * r, jbuf * b, const jv & v, bool json, int indent, int level);
+// tojson with json.dumps' arguments: indent (< 0: one line), sort_keys, and the
+// item and key separators (J_STR, or undefined for "," / ", " and ": ").
+struct jjson_style {
+    int  indent;
+    bool sort_keys;
+    jv   item_sep;
+    jv   key_sep;
+};
+void jv_write_json(jrender * r, jbuf * b, const jv & v, const jjson_style & style);
 jv   jv_to_str(jrender * r, const jv & v);
 
 // Growing text in the arena (extended in place while it is the last allocation).

@@ -28,7 +28,7 @@ enum jx_kind : uint8_t {
     JX_NOT,      // not a
     JX_AND,      // a and b
     JX_OR,       // a or b
-    JX_BINARY,   // a op b
+    JX_BINARY,   // a op b; a comparison chain (a < b < c) goes on in c: links with op and b, their a NULL
     JX_COND,     // b if a else c
     JX_CONCAT,   // a ~ b
 };
@@ -76,6 +76,7 @@ enum jn_kind : uint8_t {
     JN_BREAK,
     JN_CONTINUE,
     JN_BLOCK,       // body (generation: rendered as it is)
+    JN_WITH,        // params (name = value, evaluated outside), body in a scope of its own
 };
 
 struct jname {

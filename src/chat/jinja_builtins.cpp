@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "chat/jinja_ast.h"
+#include "chat/jinja_text.h"
 #include "core/json.h"
 
 namespace tern {
@@ -16,33 +17,38 @@ namespace tern {
 namespace {
 
 enum filter_id {
-    F_ABS, F_ATTR, F_CAPITALIZE, F_COUNT, F_D, F_DEFAULT, F_DICTSORT, F_E, F_ESCAPE, F_FIRST, F_FLOAT, F_FORMAT, F_INDENT,
-    F_INT, F_ITEMS, F_JOIN, F_LAST, F_LENGTH, F_LIST, F_LOWER, F_MAP, F_MAX, F_MIN, F_REJECT, F_REJECTATTR,
-    F_REPLACE, F_REVERSE, F_ROUND, F_SAFE, F_SELECT, F_SELECTATTR, F_SORT, F_STRING, F_SUM, F_TITLE, F_TOJSON,
-    F_TRIM, F_UNIQUE, F_UPPER, F_WORDCOUNT, F_COUNT_FILTERS
+    F_ABS, F_ATTR, F_BATCH, F_CAPITALIZE, F_CENTER, F_COUNT, F_D, F_DEFAULT, F_DICTSORT, F_E,
+    F_ESCAPE, F_FILESIZEFORMAT, F_FIRST, F_FLOAT, F_FORCEESCAPE, F_FORMAT, F_GROUPBY, F_INDENT, F_INT, F_ITEMS,
+    F_JOIN, F_LAST, F_LENGTH, F_LIST, F_LOWER, F_MAP, F_MAX, F_MIN, F_PPRINT, F_RANDOM,
+    F_REJECT, F_REJECTATTR, F_REPLACE, F_REVERSE, F_ROUND, F_SAFE, F_SELECT, F_SELECTATTR, F_SLICE, F_SORT,
+    F_STRING, F_STRIPTAGS, F_SUM, F_TITLE, F_TOJSON, F_TRIM, F_TRUNCATE, F_UNIQUE, F_UPPER, F_URLENCODE,
+    F_WORDCOUNT, F_WORDWRAP, F_XMLATTR, F_COUNT_FILTERS
 };
 
 const char * const FILTERS[F_COUNT_FILTERS] = {
-    "abs", "attr", "capitalize", "count", "d", "default", "dictsort", "e", "escape", "first", "float", "format", "indent",
-    "int", "items", "join", "last", "length", "list", "lower", "map", "max", "min", "reject", "rejectattr",
-    "replace", "reverse", "round", "safe", "select", "selectattr", "sort", "string", "sum", "title", "tojson",
-    "trim", "unique", "upper", "wordcount",
+    "abs", "attr", "batch", "capitalize", "center", "count", "d", "default", "dictsort", "e", "escape",
+    "filesizeformat", "first", "float", "forceescape", "format", "groupby", "indent", "int", "items", "join", "last",
+    "length", "list", "lower", "map", "max", "min", "pprint", "random", "reject", "rejectattr", "replace",
+    "reverse", "round", "safe", "select", "selectattr", "slice", "sort", "string", "striptags", "sum", "title",
+    "tojson", "trim", "truncate", "unique", "upper", "urlencode", "wordcount", "wordwrap", "xmlattr",
 };
 
 enum test_id {
-    T_BOOLEAN, T_CALLABLE, T_DEFINED, T_DIVISIBLEBY, T_EQ, T_EQUALTO, T_EQ_SYM, T_EVEN, T_FALSE, T_FLOAT, T_GE,
-    T_GE_SYM, T_GT, T_GT_SYM, T_IN, T_INTEGER, T_ITERABLE, T_LE, T_LE_SYM, T_LOWER, T_LT, T_LT_SYM, T_MAPPING,
-    T_NE, T_NE_SYM, T_NONE, T_NUMBER, T_ODD, T_SAMEAS, T_SEQUENCE, T_STRING, T_TRUE, T_UNDEFINED, T_UPPER,
-    T_COUNT_TESTS
+    T_BOOLEAN, T_CALLABLE, T_DEFINED, T_DIVISIBLEBY, T_EQ, T_EQUALTO, T_EQ_SYM, T_ESCAPED, T_EVEN,
+    T_FALSE, T_FILTER, T_FLOAT, T_GE, T_GE_SYM, T_GREATERTHAN, T_GT, T_GT_SYM, T_IN,
+    T_INTEGER, T_ITERABLE, T_LE, T_LE_SYM, T_LESSTHAN, T_LOWER, T_LT, T_LT_SYM, T_MAPPING,
+    T_NE, T_NE_SYM, T_NONE, T_NUMBER, T_ODD, T_SAMEAS, T_SEQUENCE, T_STRING, T_TEST,
+    T_TRUE, T_UNDEFINED, T_UPPER, T_COUNT_TESTS
 };
 
 const char * const TESTS[T_COUNT_TESTS] = {
-    "boolean", "callable", "defined", "divisibleby", "eq", "equalto", "==", "even", "false", "float", "ge", ">=",
-    "gt", ">", "in", "integer", "iterable", "le", "<=", "lower", "lt", "<", "mapping", "ne", "!=", "none",
-    "number", "odd", "sameas", "sequence", "string", "true", "undefined", "upper",
+    "boolean", "callable", "defined", "divisibleby", "eq", "equalto", "==", "escaped", "even", "false", "filter", "float",
+    "ge", ">=", "greaterthan", "gt", ">", "in", "integer", "iterable", "le", "<=", "lessthan", "lower",
+    "lt", "<", "mapping", "ne", "!=", "none", "number", "odd", "sameas", "sequence", "string", "test",
+    "true", "undefined", "upper",
 };
 
-const char * const GLOBALS[] = {"range", "namespace", "dict", "raise_exception", "joiner", "strftime_now"};
+const char * const GLOBALS[] = {"range", "namespace", "dict", "raise_exception", "joiner", "cycler", "strftime_now"};
 
 bool name_is(const char * a, size_t n, const char * z) { return strlen(z) == n && memcmp(a, z, n) == 0; }
 
@@ -62,6 +68,84 @@ bool arg_int(jrender * r, const jv * a, int64_t dflt, int64_t * out) {
     if (a->t == J_BOOL) { *out = a->b; return true; }
     if (a->t == J_FLOAT) { *out = (int64_t) a->d; return true; }
     return jfail(r, "expected an integer argument");
+}
+
+bool is_digit_in(char ch, int base) {
+    const int d = ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'z' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'Z' ? ch - 'A' + 10 : 99;
+    return d < base;
+}
+
+// Python's int(text, base): blanks around it, a sign, the base's prefix (0x
+// 0o 0b; base 0 reads it, or decimal without leading zeros), digits with
+// single underscores between them. 0 when the text is no such number, -1
+// when it is one beyond 64 bits, else 1.
+int py_int(const jv & s, int64_t base, int64_t * out) {
+    if (base != 0 && (base < 2 || base > 36)) return 0;
+    uint32_t i = 0, e = s.n;
+    while (i < e && is_ws(s.s[i])) i++;
+    while (e > i && is_ws(s.s[e - 1])) e--;
+    bool neg = false;
+    if (i < e && (s.s[i] == '+' || s.s[i] == '-')) neg = s.s[i++] == '-';
+    bool prefixed = false;
+    if (i + 1 < e && s.s[i] == '0') {
+        const char p = (char) (s.s[i + 1] | 0x20);
+        const int64_t pb = p == 'x' ? 16 : p == 'o' ? 8 : p == 'b' ? 2 : 0;
+        if (pb && (base == 0 || base == pb)) {
+            base = pb;
+            i += 2;
+            prefixed = true;
+        }
+    }
+    if (base == 0) {   // decimal: "0", "00", or no leading zero
+        base = 10;
+        uint32_t k = i;
+        while (k < e && (s.s[k] == '0' || s.s[k] == '_')) k++;
+        if (k > i && k < e) return 0;
+    }
+    if (i < e && s.s[i] == '_' && prefixed) i++;   // "0x_ff"
+    if (i >= e) return 0;
+    uint64_t m = 0;
+    bool big = false;
+    for (uint32_t k = i; k < e; k++) {
+        if (s.s[k] == '_') {
+            if (k == i || k + 1 >= e || s.s[k - 1] == '_' || !is_digit_in(s.s[k + 1], (int) base)) return 0;
+            continue;
+        }
+        if (!is_digit_in(s.s[k], (int) base)) return 0;
+        const char ch = s.s[k];
+        const uint64_t d = (uint64_t) (ch <= '9' ? ch - '0' : (ch | 0x20) - 'a' + 10);
+        if (m > (UINT64_MAX - d) / (uint64_t) base) big = true;
+        else m = m * (uint64_t) base + d;
+    }
+    if (big || m > (uint64_t) INT64_MAX + (neg ? 1 : 0)) return -1;
+    *out = neg ? (int64_t) (0 - m) : (int64_t) m;
+    return 1;
+}
+
+// Python's float(text): blanks around it, a decimal number (underscores
+// between digits), inf, infinity or nan.
+bool py_float(const jv & s, double * out) {
+    char buf[128];
+    uint32_t i = 0, e = s.n;
+    while (i < e && is_ws(s.s[i])) i++;
+    while (e > i && is_ws(s.s[e - 1])) e--;
+    if (i == e || e - i >= sizeof(buf)) return false;
+    size_t k = 0;
+    for (uint32_t q = i; q < e; q++) {
+        const char ch = s.s[q];
+        if (ch == '_') {
+            if (q == i || q + 1 >= e || !is_digit_in(s.s[q - 1], 10) || !is_digit_in(s.s[q + 1], 10)) return false;
+            continue;
+        }
+        if (ch == 'x' || ch == 'X' || ch == '(' || ch == 'p' || ch == 'P' || ch == 0) return false;   // strtod's hex and nan(...) forms
+        buf[k++] = ch;
+    }
+    buf[k] = 0;
+    char * end;
+    const double d = strtod(buf, &end);
+    if (end != buf + k) return false;
+    *out = d;
+    return true;
 }
 
 bool arg_bool(const jv * a, bool dflt) { return a && !jv_null(*a) ? jv_truthy(*a) : dflt; }
@@ -110,7 +194,9 @@ jv strip_str(jrender * r, const jv & v, const jv * chars, bool left, bool right)
     return jv_str(p, (uint32_t) n);
 }
 
-jv case_map(jrender * r, const jv & v, int mode) {   // 0 lower, 1 upper, 2 title, 3 capitalize
+// 0 lower, 1 upper, 2 str.title (a capital after every uncased character),
+// 3 capitalize, 4 the title filter (a capital after - ( { [ < and blanks only).
+jv case_map(jrender * r, const jv & v, int mode) {
     jv s = need_str(r, v, "changing the case");
     char * d = (char *) jmem_alloc(r->m, s.n + 1);
     if (!d) { jfail(r, "out of memory"); return s; }
@@ -122,6 +208,7 @@ jv case_map(jrender * r, const jv & v, int mode) {   // 0 lower, 1 upper, 2 titl
         if (mode == 0) up = false;
         else if (mode == 1) up = true;
         else if (mode == 2) up = !prev_cased;
+        else if (mode == 4) up = i == 0 || (s.s[i - 1] && strchr("-({[<", s.s[i - 1])) || is_ws(s.s[i - 1]);
         else up = i == 0;
         if (alpha) c = up ? (char) (c & ~0x20) : (char) (c | 0x20);
         d[i] = c;
@@ -260,88 +347,6 @@ jv rsplit_str(jrender * r, const jv & v, const jv * sep, const jv * maxsplit_v) 
     return l;
 }
 
-// Python's printf-style "fmt % args" (Jinja2's format filter): %% and
-// %[flags][width][.precision] with s r d i u f F e E g G x X o c; the
-// arguments are taken in order. An argument missing, left over or of the
-// wrong type is an error, as in Python.
-jv percent_format(jrender * r, const jv & fmt_v, const jcall & c) {
-    jv f = need_str(r, fmt_v, "format");
-    jbuf out;
-    jbuf_init(&out, r, r->lim.max_output);
-    uint32_t next = 0;
-    for (uint32_t i = 0; i < f.n && !r->failed;) {
-        if (f.s[i] != '%') {
-            uint32_t b = i;
-            while (i < f.n && f.s[i] != '%') i++;
-            jbuf_put(&out, f.s + b, i - b);
-            continue;
-        }
-        i++;
-        char flags[8];
-        size_t nf = 0;
-        while (i < f.n && f.s[i] && strchr("-+ 0#", f.s[i])) {
-            if (nf < sizeof(flags) - 1) flags[nf++] = f.s[i];
-            i++;
-        }
-        flags[nf] = 0;
-        int width = 0, prec = -1;
-        while (i < f.n && f.s[i] >= '0' && f.s[i] <= '9' && width < 1000) width = width * 10 + (f.s[i++] - '0');
-        if (i < f.n && f.s[i] == '.') {
-            i++;
-            prec = 0;
-            while (i < f.n && f.s[i] >= '0' && f.s[i] <= '9' && prec < 1000) prec = prec * 10 + (f.s[i++] - '0');
-        }
-        if (i >= f.n) { jfail(r, "format: incomplete format"); break; }
-        const char conv = f.s[i++];
-        if (conv == '%') { jbuf_put(&out, "%", 1); continue; }
-        if (width >= 1000 || prec >= 1000) { jfail(r, "format: width or precision too large"); break; }
-        if (next >= c.n_pos) { jfail(r, "format: not enough arguments for the format string"); break; }
-        const jv & a = c.pos[next++];
-        if (conv == 's' || conv == 'r') {
-            // str() or repr(), cut to prec characters, padded to width characters.
-            jbuf t;
-            jbuf_init(&t, r, r->lim.max_output);
-            if (conv == 'r') jv_write_repr(r, &t, a, false, -1, 0);
-            else jv_write_str(r, &t, a);
-            jv text = jbuf_value(&t);
-            uint32_t bytes = text.n, chars = 0;
-            for (uint32_t k = 0; k < text.n; k++) {
-                if ((text.s[k] & 0xC0) == 0x80) continue;
-                if (prec >= 0 && chars == (uint32_t) prec) { bytes = k; break; }
-                chars++;
-            }
-            const bool left = strchr(flags, '-') != NULL;
-            for (int k = (int) chars; !left && k < width; k++) jbuf_put(&out, " ", 1);
-            jbuf_put(&out, text.s, bytes);
-            for (int k = (int) chars; left && k < width; k++) jbuf_put(&out, " ", 1);
-            continue;
-        }
-        if (!strchr("diufFeEgGxXoc", conv)) { jfail(r, "format: unsupported format character '%c'", conv); break; }
-        if (a.t != J_INT && a.t != J_FLOAT && a.t != J_BOOL) { jfail(r, "format: %%%c needs a number", conv); break; }
-        const bool integral = strchr("diuxXoc", conv) != NULL;
-        if (a.t == J_FLOAT && strchr("xXoc", conv)) { jfail(r, "format: %%%c needs an integer", conv); break; }
-        const double d = a.t == J_FLOAT ? a.d : a.t == J_INT ? (double) a.i : (double) a.b;
-        const int64_t iv = a.t == J_FLOAT ? (int64_t) a.d : a.t == J_INT ? a.i : (int64_t) a.b;
-        if (conv == 'c' && (iv < 0 || iv > 127)) { jfail(r, "format: %%c needs a character code below 128"); break; }
-        // The C conversion with the same flags, width and precision.
-        char spec[32];
-        if (prec >= 0) snprintf(spec, sizeof(spec), "%%%s%d.%d%s", flags, width, prec, integral && conv != 'c' ? "ll" : "");
-        else snprintf(spec, sizeof(spec), "%%%s%d%s", flags, width, integral && conv != 'c' ? "ll" : "");
-        const size_t k = strlen(spec);
-        spec[k] = conv == 'i' || conv == 'u' ? 'd' : conv;
-        spec[k + 1] = 0;
-        char buf[1400];
-        int len;
-        if (conv == 'c') len = snprintf(buf, sizeof(buf), spec, (int) iv);
-        else if (integral) len = snprintf(buf, sizeof(buf), spec, (long long) iv);
-        else len = snprintf(buf, sizeof(buf), spec, d);
-        if (len < 0 || len >= (int) sizeof(buf)) { jfail(r, "format: a conversion longer than %zu bytes", sizeof(buf) - 1); break; }
-        jbuf_put(&out, buf, (size_t) len);
-    }
-    if (!r->failed && next < c.n_pos) jfail(r, "format: not all arguments converted during string formatting");
-    return jbuf_value(&out);
-}
-
 bool affix(jrender * r, const jv & s, const jv * a, bool prefix) {
     if (!a) return jfail(r, "%s() needs an argument", prefix ? "startswith" : "endswith");
     if (a->t == J_LIST) {
@@ -368,14 +373,27 @@ int64_t find_str(const jv & s, const jv & sub, bool last) {
     return (int64_t) utf8_cp_count(s.s, (size_t) found);
 }
 
-// tojson: minja's JSON form (", " and ": "), ensure_ascii escapes non-ASCII.
+// tojson: minja's JSON form (", " and ": "), with json.dumps' indent,
+// sort_keys, separators and ensure_ascii (non-ASCII escaped).
 jv to_json(jrender * r, const jv & v, const jcall & c) {
+    jjson_style st = {-1, false, jv_undef(), jv_undef()};
     int64_t indent = -1;
     const jv * ind = arg(c, 1, "indent");
     if (ind && !jv_null(*ind) && !arg_int(r, ind, -1, &indent)) return jv_undef();
+    if (indent > 256) { jfail(r, "tojson() indent too large"); return jv_undef(); }
+    st.indent = (int) indent;
+    st.sort_keys = arg_bool(arg(c, 99, "sort_keys"), false);
+    if (const jv * sep = arg(c, 99, "separators"); sep && !jv_null(*sep)) {
+        if (sep->t != J_LIST || sep->l->n != 2 || sep->l->v[0].t != J_STR || sep->l->v[1].t != J_STR) {
+            jfail(r, "tojson() separators must be two strings");
+            return jv_undef();
+        }
+        st.item_sep = sep->l->v[0];
+        st.key_sep = sep->l->v[1];
+    }
     jbuf b;
     jbuf_init(&b, r, r->lim.max_output);
-    jv_write_repr(r, &b, v, true, (int) indent, 0);
+    jv_write_json(r, &b, v, st);
     jv out = jbuf_value(&b);
     if (arg_bool(arg(c, 99, "ensure_ascii"), false) && !r->failed) {
         jbuf e;
@@ -400,26 +418,46 @@ jv to_json(jrender * r, const jv & v, const jcall & c) {
     return out;
 }
 
-jv attr_of(jrender * r, const jv & item, const jv & name) {
-    if (item.t != J_DICT) return jv_undef();
-    // Dotted paths: "function.name"
-    if (name.t == J_STR && memchr(name.s, '.', name.n)) {
-        jv cur = item;
-        uint32_t b = 0;
-        for (uint32_t i = 0; i <= name.n; i++) {
-            if (i == name.n || name.s[i] == '.') {
-                if (cur.t != J_DICT) return jv_undef();
-                jv * f = jdict_find(cur.o, name.s + b, i - b);
-                if (!f) return jv_undef();
-                cur = *f;
-                b = i + 1;
-            }
-        }
-        return cur;
+// Jinja2's attribute getter (map, sort, groupby, ...): a dict's key, a list's
+// index (an integer, or digits), a named tuple's field; "a.b.0" walks a path.
+jv attr_step(const jv & cur, const char * name, size_t n) {
+    if (cur.t == J_DICT) {
+        jv * f = jdict_find(cur.o, name, n);
+        return f ? *f : jv_undef();
     }
-    jv * f = jdict_find_v(item.o, name);
+    if (cur.t == J_LIST) {
+        if (jv * f = jlist_field(cur.l, name, n)) return *f;
+        uint64_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (name[i] < '0' || name[i] > '9' || k > UINT32_MAX) return jv_undef();
+            k = k * 10 + (uint64_t) (name[i] - '0');
+        }
+        return n > 0 && k < cur.l->n ? cur.l->v[k] : jv_undef();
+    }
+    return jv_undef();
+}
+
+jv attr_of(jrender * r, const jv & item, const jv & name) {
     (void) r;
-    return f ? *f : jv_undef();
+    if (name.t == J_INT) {
+        if (item.t == J_LIST) return name.i >= 0 && name.i < (int64_t) item.l->n ? item.l->v[name.i] : jv_undef();
+        if (item.t == J_DICT) {
+            jv * f = jdict_find_v(item.o, name);
+            return f ? *f : jv_undef();
+        }
+        return jv_undef();
+    }
+    if (name.t != J_STR) return jv_undef();
+    jv cur = item;
+    uint32_t b = 0;
+    for (uint32_t i = 0; i <= name.n; i++) {
+        if (i == name.n || name.s[i] == '.') {
+            cur = attr_step(cur, name.s + b, i - b);
+            if (cur.t == J_UNDEF) return cur;
+            b = i + 1;
+        }
+    }
+    return cur;
 }
 
 // A test by name (select / reject / selectattr).
@@ -437,41 +475,104 @@ jcall shift(const jcall & c, uint32_t k) {
     return s;
 }
 
+// Jinja2's sort key: the item or its attribute (several, comma-separated:
+// a list of keys compared in order), strings lower-cased unless case_sensitive.
+jv sort_key(jrender * r, const jv & x, const jv * attribute, bool case_sensitive) {
+    auto fold = [&](const jv & k) { return !case_sensitive && k.t == J_STR ? case_map(r, k, 0) : k; };
+    if (!attribute || jv_null(*attribute)) return fold(x);
+    if (attribute->t != J_STR || !memchr(attribute->s, ',', attribute->n)) return fold(attr_of(r, x, *attribute));
+    jv keys = jv_new_list(r, 0);
+    for (uint32_t i = 0, b = 0; i <= attribute->n && !r->failed; i++) {
+        if (i < attribute->n && attribute->s[i] != ',') continue;
+        jlist_push(r, keys.l, fold(attr_of(r, x, jv_str(attribute->s + b, i - b))));
+        b = i + 1;
+    }
+    return keys;
+}
+
 jv sorted(jrender * r, const jv & v, const jcall & c) {
     jv items = list_of(r, v);
-    jv out = jv_new_list(r, items.l->n);
-    for (uint32_t i = 0; i < items.l->n; i++) jlist_push(r, out.l, items.l->v[i]);
     const bool reverse = arg_bool(arg(c, 0, "reverse"), false);
     const bool case_sensitive = arg_bool(arg(c, 1, "case_sensitive"), false);
     const jv * attribute = arg(c, 2, "attribute");
-    // Insertion sort with the bounded comparison (lists here are short).
-    jv * a = out.l->v;
-    const uint32_t n = out.l->n;
+    const uint32_t n = items.l->n;
+    jv out = jv_new_list(r, n);
     if ((uint64_t) n * n > r->lim.max_steps) {
         jfail(r, "sorting %u items would exceed the step budget", n);
         return out;
     }
-    auto key = [&](const jv & x) {
-        jv k = attribute && !jv_null(*attribute) ? attr_of(r, x, *attribute) : x;
-        if (!case_sensitive && k.t == J_STR) k = case_map(r, k, 0);
-        return k;
-    };
-    for (uint32_t i = 1; i < n && !r->failed; i++) {
-        jv x = a[i];
-        jv kx = key(x);
+    // Keys computed once; a stable insertion sort of the positions (lists here are short).
+    jv * key = (jv *) jmem_alloc(r->m, sizeof(jv) * (n ? n : 1));
+    uint32_t * order = (uint32_t *) jmem_alloc(r->m, sizeof(uint32_t) * (n ? n : 1));
+    if (!key || !order) { jfail(r, "out of memory"); return out; }
+    for (uint32_t i = 0; i < n && !r->failed; i++) {
+        key[i] = sort_key(r, items.l->v[i], attribute, case_sensitive);
         uint32_t j = i;
+        bool ok = true;
         while (j > 0) {
-            bool ok;
-            jv kj = key(a[j - 1]);
-            bool less = reverse ? jv_less(r, kj, kx, &ok) : jv_less(r, kx, kj, &ok);
+            const jv & kj = key[order[j - 1]];
+            const bool less = reverse ? jv_less(r, kj, key[i], &ok) : jv_less(r, key[i], kj, &ok);
             if (!ok || !less) break;
-            a[j] = a[j - 1];
+            order[j] = order[j - 1];
             j--;
         }
-        a[j] = x;
+        order[j] = i;
         r->steps += i;
     }
+    for (uint32_t i = 0; i < n && !r->failed; i++) jlist_push(r, out.l, items.l->v[order[i]]);
     return out;
+}
+
+// str.ljust (0), rjust (1) and center (2), with Python's placement of an odd
+// padding in center; fill is one character.
+jv pad_str(jrender * r, const jv & s, const jv * width_v, const jv * fill_v, int mode) {
+    int64_t width = 0;
+    if (!width_v || !arg_int(r, width_v, 0, &width)) { jfail(r, "a width is needed"); return jv_undef(); }
+    jv fill = fill_v && !jv_null(*fill_v) ? *fill_v : jv_str(" ", 1);
+    if (fill.t != J_STR || utf8_cp_count(fill.s, fill.n) != 1) { jfail(r, "the fill character must be exactly one character long"); return jv_undef(); }
+    const int64_t len = utf8_cp_count(s.s, s.n);
+    if (width <= len) return s;
+    if (width - len > (int64_t) r->lim.max_output) { jfail(r, "a width larger than the output limit"); return jv_undef(); }
+    const int64_t marg = width - len;
+    const int64_t left = mode == 0 ? 0 : mode == 1 ? marg : marg / 2 + (marg & width & 1);
+    jbuf out;
+    jbuf_init(&out, r, r->lim.max_output);
+    for (int64_t i = 0; i < left && !r->failed; i++) jbuf_put(&out, fill.s, fill.n);
+    jbuf_put(&out, s.s, s.n);
+    for (int64_t i = left; i < marg && !r->failed; i++) jbuf_put(&out, fill.s, fill.n);
+    return jbuf_value(&out);
+}
+
+// Percent-encoding (urlencode): every byte but letters, digits, _ . - ~ and
+// `safe`; in a query string (for_qs) a space is "+".
+void url_quote(jbuf * out, const jv & s, const char * safe, bool for_qs) {
+    for (uint32_t i = 0; i < s.n; i++) {
+        const unsigned char ch = (unsigned char) s.s[i];
+        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || (ch && strchr("_.-~", ch)) ||
+            (ch && strchr(safe, ch))) {
+            jbuf_put(out, s.s + i, 1);
+        } else if (ch == ' ' && for_qs) {
+            jbuf_put(out, "+", 1);
+        } else {
+            char hex[4];
+            snprintf(hex, sizeof(hex), "%%%02X", ch);
+            jbuf_put(out, hex, 3);
+        }
+    }
+}
+
+// markupsafe's escape (xmlattr): & < > " ' as &amp; &lt; &gt; &#34; &#39;.
+void html_escape(jbuf * out, const jv & s) {
+    for (uint32_t i = 0; i < s.n; i++) {
+        switch (s.s[i]) {
+            case '&': jbuf_puts(out, "&amp;"); break;
+            case '<': jbuf_puts(out, "&lt;"); break;
+            case '>': jbuf_puts(out, "&gt;"); break;
+            case '"': jbuf_puts(out, "&#34;"); break;
+            case '\'': jbuf_puts(out, "&#39;"); break;
+            default: jbuf_put(out, s.s + i, 1); break;
+        }
+    }
 }
 
 // ---- dates (strftime_now) ----
@@ -549,6 +650,96 @@ jv strftime_now(jrender * r, const jcall & c) {
     return jbuf_value(&out);
 }
 
+// Jinja2's groupby: items sorted (stably) by the attribute (lower-cased
+// strings unless case_sensitive), runs of equal keys made (grouper, list)
+// named tuples; the grouper is the first item's own value.
+const char * const GROUP_FIELDS[2] = {"grouper", "list"};
+
+jv group_by(jrender * r, const jv & v, const jcall & c) {
+    const jv * attribute = arg(c, 0, "attribute");
+    if (!attribute) { jfail(r, "groupby() needs an attribute"); return jv_undef(); }
+    const jv * dflt = arg(c, 1, "default");
+    const bool case_sensitive = arg_bool(arg(c, 2, "case_sensitive"), false);
+    jv items = list_of(r, v);
+    const uint32_t n = items.l->n;
+    if ((uint64_t) n * n > r->lim.max_steps) { jfail(r, "grouping %u items would exceed the step budget", n); return jv_undef(); }
+    jv * key = (jv *) jmem_alloc(r->m, sizeof(jv) * (n ? n : 1));
+    jv * sort_key = (jv *) jmem_alloc(r->m, sizeof(jv) * (n ? n : 1));
+    uint32_t * order = (uint32_t *) jmem_alloc(r->m, sizeof(uint32_t) * (n ? n : 1));
+    if (!key || !sort_key || !order) { jfail(r, "out of memory"); return jv_undef(); }
+    for (uint32_t i = 0; i < n && !r->failed; i++) {
+        key[i] = attr_of(r, items.l->v[i], *attribute);
+        if (jv_null(key[i]) && dflt) key[i] = *dflt;
+        sort_key[i] = !case_sensitive && key[i].t == J_STR ? case_map(r, key[i], 0) : key[i];
+        uint32_t j = i;   // insertion sort of the indices: stable, as Python's sorted
+        bool ok = true;
+        while (j > 0 && jv_less(r, sort_key[i], sort_key[order[j - 1]], &ok) && ok) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        if (!ok) return jv_undef();
+        order[j] = i;
+        r->steps += i;
+    }
+    jv out = jv_new_list(r, 0);
+    for (uint32_t i = 0; i < n && !r->failed;) {
+        const uint32_t first = order[i];
+        jv members = jv_new_list(r, 0);
+        while (i < n && jv_equal(sort_key[order[i]], sort_key[first]) && !r->failed) jlist_push(r, members.l, items.l->v[order[i++]]);
+        jv group = jv_new_list(r, 2);
+        jlist_push(r, group.l, key[first]);
+        jlist_push(r, group.l, members);
+        group.l->fields = GROUP_FIELDS;
+        jlist_push(r, out.l, group);
+    }
+    return out;
+}
+
+// Jinja2's batch (rows of `count`, the last filled up with fill_with) and
+// slice (`count` columns, the first len % count one longer, the others filled).
+jv batch_or_slice(jrender * r, bool batch, const jv & v, const jcall & c) {
+    const char * what = batch ? "batch" : "slice";
+    const jv * count_v = arg(c, 0, batch ? "linecount" : "slices");
+    int64_t count = 0;
+    if (!count_v) { jfail(r, "%s() needs a count", what); return jv_undef(); }
+    if (!arg_int(r, count_v, 0, &count)) return jv_undef();
+    if (count <= 0) { jfail(r, "%s() needs a count above 0", what); return jv_undef(); }
+    const jv * fill = arg(c, 1, "fill_with");
+    const bool filled = fill && !jv_null(*fill);
+    if (!jcharge(r, (uint64_t) count >> 3)) return jv_undef();   // up to `count` fills or columns
+    jv items = list_of(r, v);
+    const uint64_t n = items.l->n;
+    jv out = jv_new_list(r, 0);
+    if (batch) {
+        for (uint64_t i = 0; i < n && !r->failed; i += (uint64_t) count) {
+            jv row = jv_new_list(r, 0);
+            for (uint64_t k = i; k < n && k < i + (uint64_t) count; k++) jlist_push(r, row.l, items.l->v[k]);
+            while (filled && row.l->n < (uint64_t) count && !r->failed) jlist_push(r, row.l, *fill);
+            jlist_push(r, out.l, row);
+        }
+        return out;
+    }
+    const uint64_t per = n / (uint64_t) count, extra = n % (uint64_t) count;
+    uint64_t offset = 0;
+    for (uint64_t s = 0; s < (uint64_t) count && !r->failed; s++) {
+        const uint64_t start = offset + s * per;
+        if (s < extra) offset++;
+        const uint64_t end = offset + (s + 1) * per;
+        jv col = jv_new_list(r, 0);
+        for (uint64_t k = start; k < end; k++) jlist_push(r, col.l, items.l->v[k]);
+        if (filled && s >= extra) jlist_push(r, col.l, *fill);
+        jlist_push(r, out.l, col);
+    }
+    return out;
+}
+
+// A cycler(...): current, next() and reset() (Jinja2's Cycler).
+struct cycler_state {
+    jv       items;   // J_LIST
+    uint32_t pos;
+    jdict *  self;    // its "current" follows pos
+};
+
 struct joiner_state {
     jv   sep;
     bool used;
@@ -623,25 +814,83 @@ jv jinja_apply_filter(jrender * r, int id, const jv & v, const jcall & c) {
             if (boolean) return jv_truthy(v) ? v : d;
             return jv_null(v) ? d : v;
         }
-        case F_DICTSORT: {
+        case F_DICTSORT: {   // (key, value) pairs sorted by key (or by="value"); case-sensitive unless told, as minja
             if (v.t != J_DICT) { jfail(r, "dictsort needs a dict"); return jv_undef(); }
-            jv keys = jv_new_list(r, v.o->n);
-            for (uint32_t i = 0; i < v.o->n; i++) jlist_push(r, keys.l, v.o->k[i]);
-            jv yes = jv_bool(true);
-            jname cs = {"case_sensitive", 14};
-            jcall sensitive = {NULL, 0, &cs, &yes, 1};
-            jv ks = sorted(r, keys, sensitive);
-            jv out = jv_new_list(r, v.o->n);
-            for (uint32_t i = 0; i < ks.l->n && !r->failed; i++) {
-                jv pair = jv_new_list(r, 2);
-                jlist_push(r, pair.l, ks.l->v[i]);
-                jlist_push(r, pair.l, *jdict_find_v(v.o, ks.l->v[i]));
-                jlist_push(r, out.l, pair);
+            const jv * by = arg(c, 1, "by");
+            bool by_value = false;
+            if (by && !jv_null(*by)) {
+                by_value = by->t == J_STR && by->n == 5 && !memcmp(by->s, "value", 5);
+                if (!by_value && !(by->t == J_STR && by->n == 3 && !memcmp(by->s, "key", 3))) {
+                    jfail(r, "dictsort: you can only sort by either \"key\" or \"value\"");
+                    return jv_undef();
+                }
             }
-            return out;
+            jv pairs = jv_new_list(r, v.o->n);
+            for (uint32_t i = 0; i < v.o->n && !r->failed; i++) {
+                jv pair = jv_new_list(r, 2);
+                jlist_push(r, pair.l, v.o->k[i]);
+                jlist_push(r, pair.l, v.o->v[i]);
+                jlist_push(r, pairs.l, pair);
+            }
+            jv opts[3] = {jv_bool(arg_bool(arg(c, 2, "reverse"), false)), jv_bool(arg_bool(arg(c, 0, "case_sensitive"), true)),
+                          jv_int(by_value ? 1 : 0)};
+            jcall sc = {opts, 3, NULL, NULL, 0};
+            return sorted(r, pairs, sc);
+        }
+        case F_CENTER: {
+            jv str = need_str(r, v, "center");
+            const jv eighty = jv_int(80);
+            const jv * w = arg(c, 0, "width");
+            return r->failed ? jv_undef() : pad_str(r, str, w ? w : &eighty, NULL, 2);
+        }
+        case F_URLENCODE: {   // a string quoted; a dict or a list of pairs as a query string
+            jbuf out;
+            jbuf_init(&out, r, r->lim.max_output);
+            if (v.t == J_DICT || v.t == J_LIST) {
+                jv pairs = v.t == J_DICT ? jinja_apply_filter(r, F_ITEMS, v, c) : v;
+                for (uint32_t i = 0; i < pairs.l->n && !r->failed; i++) {
+                    const jv & p = pairs.l->v[i];
+                    if (p.t != J_LIST || p.l->n != 2) { jfail(r, "urlencode: a list of (key, value) pairs is needed"); break; }
+                    if (i) jbuf_put(&out, "&", 1);
+                    url_quote(&out, jv_to_str(r, p.l->v[0]), "", true);
+                    jbuf_put(&out, "=", 1);
+                    url_quote(&out, jv_to_str(r, p.l->v[1]), "", true);
+                }
+            } else {
+                url_quote(&out, jv_to_str(r, v), "/", false);
+            }
+            return jbuf_value(&out);
+        }
+        case F_XMLATTR: {   // key="value" for each value that is not none, escaped as markupsafe does
+            if (v.t != J_DICT) { jfail(r, "xmlattr needs a dict"); return jv_undef(); }
+            const bool autospace = arg_bool(arg(c, 0, "autospace"), true);
+            jbuf out;
+            jbuf_init(&out, r, r->lim.max_output);
+            bool any = false;
+            for (uint32_t i = 0; i < v.o->n && !r->failed; i++) {
+                if (jv_null(v.o->v[i])) continue;
+                jv k = jv_to_str(r, v.o->k[i]);
+                for (uint32_t q = 0; q < k.n; q++) {
+                    if (is_ws(k.s[q]) || (k.s[q] && strchr("/>=", k.s[q]))) { jfail(r, "xmlattr: invalid character in attribute name: '%.*s'", (int) k.n, k.s); return jv_undef(); }
+                }
+                if (any || autospace) jbuf_put(&out, " ", 1);
+                any = true;
+                html_escape(&out, k);
+                jbuf_put(&out, "=\"", 2);
+                html_escape(&out, jv_to_str(r, v.o->v[i]));
+                jbuf_put(&out, "\"", 1);
+            }
+            return jbuf_value(&out);
+        }
+        case F_PPRINT: {
+            jbuf b;
+            jbuf_init(&b, r, r->lim.max_output);
+            jv_write_repr(r, &b, v, false, -1, 0);
+            return jbuf_value(&b);
         }
         case F_E:
-        case F_ESCAPE: {
+        case F_ESCAPE:
+        case F_FORCEESCAPE: {
             jv s = need_str(r, v, "escape");
             jbuf out;
             jbuf_init(&out, r, r->lim.max_output);
@@ -657,41 +906,93 @@ jv jinja_apply_filter(jrender * r, int id, const jv & v, const jcall & c) {
             }
             return jbuf_value(&out);
         }
-        case F_FORMAT:
-            return percent_format(r, v, c);
+        case F_FORMAT: {
+            jv f = need_str(r, v, "format");
+            return r->failed ? jv_undef() : jinja_percent_format(r, f, c);
+        }
+        case F_BATCH: return batch_or_slice(r, true, v, c);
+        case F_SLICE: return batch_or_slice(r, false, v, c);
+        case F_GROUPBY: return group_by(r, v, c);
+        case F_FILESIZEFORMAT: {
+            double bytes = 0;
+            if (v.t == J_INT) bytes = (double) v.i;
+            else if (v.t == J_FLOAT) bytes = v.d;
+            else if (v.t == J_BOOL) bytes = v.b;
+            else if (v.t != J_STR || !py_float(v, &bytes)) { jfail(r, "filesizeformat of a value that is no number"); return jv_undef(); }
+            return jinja_filesizeformat(r, bytes, arg_bool(arg(c, 0, "binary"), false));
+        }
+        case F_RANDOM: {   // an item chosen by a generator seeded from the render's clock and steps
+            jv l = list_of(r, v);
+            if (r->failed) return jv_undef();
+            if (l.l->n == 0) { jfail(r, "random of an empty sequence"); return jv_undef(); }
+            uint64_t x = (uint64_t) r->clock.now * 0x9e3779b97f4a7c15ull + r->steps + 1;
+            x ^= x >> 31;
+            x *= 0xbf58476d1ce4e5b9ull;
+            x ^= x >> 29;
+            return l.l->v[x % l.l->n];
+        }
+        case F_STRIPTAGS: {
+            jv str = need_str(r, v, "striptags");
+            return r->failed ? jv_undef() : jinja_striptags(r, str);
+        }
+        case F_TRUNCATE: {
+            jv str = need_str(r, v, "truncate");
+            int64_t length = 255, leeway = 5;
+            const jv * end = arg(c, 2, "end");
+            if (end && end->t != J_STR) { jfail(r, "truncate() takes a string end"); return jv_undef(); }
+            if (!arg_int(r, arg(c, 0, "length"), 255, &length) || !arg_int(r, arg(c, 3, "leeway"), 5, &leeway)) return jv_undef();
+            if (r->failed) return jv_undef();
+            return jinja_truncate(r, str, length, arg_bool(arg(c, 1, "killwords"), false), end ? *end : jv_str("...", 3), leeway);
+        }
+        case F_WORDWRAP: {
+            jv str = need_str(r, v, "wordwrap");
+            int64_t width = 79;
+            const jv * wrap = arg(c, 2, "wrapstring");
+            if (wrap && !jv_null(*wrap) && wrap->t != J_STR) { jfail(r, "wordwrap() takes a string wrapstring"); return jv_undef(); }
+            if (!arg_int(r, arg(c, 0, "width"), 79, &width) || r->failed) return jv_undef();
+            return jinja_wordwrap(r, str, width, arg_bool(arg(c, 1, "break_long_words"), true),
+                                  wrap && !jv_null(*wrap) ? *wrap : jv_str("\n", 1), arg_bool(arg(c, 3, "break_on_hyphens"), true));
+        }
         case F_FIRST:
         case F_LAST: {
             jv l = list_of(r, v);
             if (r->failed || l.l->n == 0) return jv_undef();
             return l.l->v[id == F_FIRST ? 0 : l.l->n - 1];
         }
-        case F_FLOAT: {
+        case F_FLOAT: {   // Jinja2's do_float: float(value), else the default
+            double d;
             if (v.t == J_FLOAT) return v;
             if (v.t == J_INT) return jv_float((double) v.i);
             if (v.t == J_BOOL) return jv_float(v.b);
-            if (v.t == J_STR) {
-                char buf[64];
-                snprintf(buf, sizeof(buf), "%.*s", (int) (v.n < 63 ? v.n : 63), v.s);
-                char * end;
-                double d = strtod(buf, &end);
-                if (end != buf) return jv_float(d);
-            }
-            const jv * d = arg(c, 0, "default");
-            return d ? *d : jv_float(0.0);
+            if (v.t == J_STR && py_float(v, &d)) return jv_float(d);
+            const jv * dflt = arg(c, 0, "default");
+            return dflt ? *dflt : jv_float(0.0);
         }
-        case F_INT: {
+        case F_INT: {   // Jinja2's do_int: int(value, base), else int(float(value)), else the default
+            const jv * dflt = arg(c, 0, "default");
+            int64_t base = 10, x = 0;
+            if (!arg_int(r, arg(c, 1, "base"), 10, &base)) return jv_undef();
+            double d = 0;
+            bool have_d = false;
             if (v.t == J_INT) return v;
-            if (v.t == J_FLOAT) return jv_int((int64_t) v.d);
             if (v.t == J_BOOL) return jv_int(v.b);
             if (v.t == J_STR) {
-                char buf[64];
-                snprintf(buf, sizeof(buf), "%.*s", (int) (v.n < 63 ? v.n : 63), v.s);
-                char * end;
-                long long x = strtoll(buf, &end, 10);
-                if (end != buf) return jv_int(x);
+                const int got = py_int(v, base, &x);
+                if (got > 0) return jv_int(x);
+                if (got < 0) { jfail(r, "int(): '%.*s' does not fit in 64 bits", (int) (v.n < 40 ? v.n : 40), v.s); return jv_undef(); }
+                have_d = py_float(v, &d);
+            } else if (v.t == J_FLOAT) {
+                d = v.d;
+                have_d = true;
             }
-            const jv * d = arg(c, 0, "default");
-            return d ? *d : jv_int(0);
+            if (have_d && !isnan(d)) {
+                if (!(d > -9223372036854775808.0 && d < 9223372036854775808.0)) {
+                    jfail(r, "int(): %g does not fit in 64 bits", d);
+                    return jv_undef();
+                }
+                return jv_int((int64_t) d);
+            }
+            return dflt ? *dflt : jv_int(0);
         }
         case F_INDENT: {   // Jinja2's do_indent: width (spaces, or a string), first, blank
             jv s = need_str(r, v, "indent");
@@ -756,7 +1057,7 @@ jv jinja_apply_filter(jrender * r, int id, const jv & v, const jcall & c) {
         case F_LIST: return list_of(r, v);
         case F_LOWER: return case_map(r, v, 0);
         case F_UPPER: return case_map(r, v, 1);
-        case F_TITLE: return case_map(r, v, 2);
+        case F_TITLE: return case_map(r, v, 4);
         case F_MAP: {
             jv l = list_of(r, v);
             jv out = jv_new_list(r, l.l->n);
@@ -776,16 +1077,19 @@ jv jinja_apply_filter(jrender * r, int id, const jv & v, const jcall & c) {
             return out;
         }
         case F_MAX:
-        case F_MIN: {
+        case F_MIN: {   // the first item with the largest / smallest key (case-insensitive unless told)
             jv l = list_of(r, v);
-            if (l.l->n == 0) return jv_undef();
-            jv best = l.l->v[0];
+            if (r->failed || l.l->n == 0) return jv_undef();
+            const bool cs = arg_bool(arg(c, 0, "case_sensitive"), false);
+            const jv * attribute = arg(c, 1, "attribute");
+            uint32_t best = 0;
+            jv kb = sort_key(r, l.l->v[0], attribute, cs);
             for (uint32_t i = 1; i < l.l->n && !r->failed; i++) {
                 bool ok;
-                bool less = jv_less(r, l.l->v[i], best, &ok);
-                if (id == F_MAX ? (!less && !jv_equal(l.l->v[i], best)) : less) best = l.l->v[i];
+                jv ki = sort_key(r, l.l->v[i], attribute, cs);
+                if (id == F_MAX ? jv_less(r, kb, ki, &ok) : jv_less(r, ki, kb, &ok)) { best = i; kb = ki; }
             }
-            return best;
+            return l.l->v[best];
         }
         case F_SELECT:
         case F_REJECT:
@@ -893,8 +1197,11 @@ bool jinja_apply_test(jrender * r, int id, const jv & v, const jcall & c) {
         }
         case T_EQ: case T_EQUALTO: case T_EQ_SYM: return cmp_arg() && jv_equal(v, *a);
         case T_NE: case T_NE_SYM: return cmp_arg() && !jv_equal(v, *a);
-        case T_LT: case T_LT_SYM: return cmp_arg() && jv_less(r, v, *a, &ok);
-        case T_GT: case T_GT_SYM: return cmp_arg() && jv_less(r, *a, v, &ok);
+        case T_LT: case T_LT_SYM: case T_LESSTHAN: return cmp_arg() && jv_less(r, v, *a, &ok);
+        case T_GT: case T_GT_SYM: case T_GREATERTHAN: return cmp_arg() && jv_less(r, *a, v, &ok);
+        case T_ESCAPED: return false;   // no value here is markup
+        case T_FILTER: return v.t == J_STR && jinja_filter_id(v.s, v.n) >= 0;
+        case T_TEST: return v.t == J_STR && jinja_test_id(v.s, v.n) >= 0;
         case T_LE: case T_LE_SYM: return cmp_arg() && !jv_less(r, *a, v, &ok) && ok;
         case T_GE: case T_GE_SYM: return cmp_arg() && !jv_less(r, v, *a, &ok) && ok;
         case T_EVEN: return v.t == J_INT && v.i % 2 == 0;
@@ -958,6 +1265,67 @@ jv jinja_call_method(jrender * r, jv & v, const char * name, size_t n, const jca
         if (is("replace")) return replace_str(r, v, arg(c, 0, "old"), arg(c, 1, "new"), arg(c, 2, "count"));
         if (is("lower")) return case_map(r, v, 0);
         if (is("upper")) return case_map(r, v, 1);
+        if (is("ljust") || is("rjust") || is("center")) {
+            return pad_str(r, v, arg(c, 0, "width"), arg(c, 1, "fillchar"), is("ljust") ? 0 : is("rjust") ? 1 : 2);
+        }
+        if (is("zfill")) {   // zeros after a leading sign, to width characters
+            int64_t width = 0;
+            if (!arg_int(r, arg(c, 0, "width"), 0, &width)) return jv_undef();
+            const int64_t len = utf8_cp_count(v.s, v.n);
+            if (width <= len) return v;
+            if (width - len > (int64_t) r->lim.max_output) { jfail(r, "a width larger than the output limit"); return jv_undef(); }
+            const uint32_t sign = v.n && (v.s[0] == '+' || v.s[0] == '-') ? 1 : 0;
+            jbuf out;
+            jbuf_init(&out, r, r->lim.max_output);
+            jbuf_put(&out, v.s, sign);
+            for (int64_t i = len; i < width && !r->failed; i++) jbuf_put(&out, "0", 1);
+            jbuf_put(&out, v.s + sign, v.n - sign);
+            return jbuf_value(&out);
+        }
+        if (is("partition") || is("rpartition")) {   // [before, sep, after]
+            const jv * sep = arg(c, 0, "sep");
+            if (!sep || sep->t != J_STR || sep->n == 0) { jfail(r, "%.*s() needs a non-empty separator", (int) n, name); return jv_undef(); }
+            const bool last = is("rpartition");
+            int64_t at = -1;
+            for (uint32_t i = 0; i + sep->n <= v.n; i++) {
+                if (memcmp(v.s + i, sep->s, sep->n) == 0) {
+                    at = i;
+                    if (!last) break;
+                }
+            }
+            jv l = jv_new_list(r, 3);
+            if (at < 0) {
+                jlist_push(r, l.l, last ? jv_str("", 0) : v);
+                jlist_push(r, l.l, jv_str("", 0));
+                jlist_push(r, l.l, last ? v : jv_str("", 0));
+            } else {
+                jlist_push(r, l.l, jv_str(v.s, (uint32_t) at));
+                jlist_push(r, l.l, *sep);
+                jlist_push(r, l.l, jv_str(v.s + at + sep->n, v.n - (uint32_t) at - sep->n));
+            }
+            return l;
+        }
+        if (is("swapcase")) {
+            char * d = (char *) jmem_alloc(r->m, v.n + 1);
+            if (!d) { jfail(r, "out of memory"); return jv_undef(); }
+            for (uint32_t i = 0; i < v.n; i++) {
+                const char ch = v.s[i];
+                d[i] = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ? (char) (ch ^ 0x20) : ch;
+            }
+            d[v.n] = 0;
+            return jv_str(d, v.n);
+        }
+        if (is("istitle")) {   // capitals only after uncased characters, small letters only after cased ones, one cased at least
+            bool cased = false, prev_cased = false;
+            for (uint32_t i = 0; i < v.n; i++) {
+                const char ch = v.s[i];
+                const bool up = ch >= 'A' && ch <= 'Z', lo = ch >= 'a' && ch <= 'z';
+                if ((up && prev_cased) || (lo && !prev_cased)) return jv_bool(false);
+                cased = cased || up || lo;
+                prev_cased = up || lo;
+            }
+            return jv_bool(cased);
+        }
         if (is("title")) return case_map(r, v, 2);
         if (is("capitalize")) return case_map(r, case_map(r, v, 0), 3);
         if (is("find") || is("rfind") || is("index") || is("count")) {
@@ -1021,35 +1389,7 @@ jv jinja_call_method(jrender * r, jv & v, const char * name, size_t n, const jca
             if (b < v.n) jlist_push(r, l.l, jv_str(v.s + b, v.n - b));
             return l;
         }
-        if (is("format")) {
-            // "{}" "{0}" "{name}" replaced by the arguments' str().
-            jbuf out;
-            jbuf_init(&out, r, r->lim.max_output);
-            uint32_t next = 0;
-            for (uint32_t i = 0; i < v.n && !r->failed; i++) {
-                char ch = v.s[i];
-                if (ch == '{' && i + 1 < v.n && v.s[i + 1] == '{') { jbuf_put(&out, "{", 1); i++; continue; }
-                if (ch == '}' && i + 1 < v.n && v.s[i + 1] == '}') { jbuf_put(&out, "}", 1); i++; continue; }
-                if (ch != '{') { jbuf_put(&out, &ch, 1); continue; }
-                uint32_t e = i + 1;
-                while (e < v.n && v.s[e] != '}') e++;
-                if (e >= v.n) { jfail(r, "format(): '{' without '}'"); break; }
-                const char * f = v.s + i + 1;
-                uint32_t fl = e - i - 1;
-                const jv * x = NULL;
-                if (fl == 0) x = next < c.n_pos ? &c.pos[next++] : NULL;
-                else if (f[0] >= '0' && f[0] <= '9') { uint32_t k = (uint32_t) strtol(f, NULL, 10); x = k < c.n_pos ? &c.pos[k] : NULL; }
-                else {
-                    for (uint32_t k = 0; k < c.n_kw; k++) {
-                        if (c.kw[k].n == fl && memcmp(c.kw[k].s, f, fl) == 0) x = &c.kwv[k];
-                    }
-                }
-                if (!x) { jfail(r, "format(): no argument for {%.*s}", (int) fl, f); break; }
-                jv_write_str(r, &out, *x);
-                i = e;
-            }
-            return jbuf_value(&out);
-        }
+        if (is("format")) return jinja_str_format(r, v, c);
     } else if (v.t == J_LIST) {
         if (is("append")) {
             if (c.n_pos != 1) { jfail(r, "append() takes one value"); return jv_undef(); }
@@ -1214,6 +1554,20 @@ jv jinja_call_global(jrender * r, const char * name, size_t n, const jcall & c, 
         st->used = false;
         return jv_new_func(r, JF_JOINER, st);
     }
+    if (is("cycler")) {
+        if (c.n_pos == 0) { jfail(r, "cycler() needs at least one item"); return jv_undef(); }
+        cycler_state * st = (cycler_state *) jmem_alloc(r->m, sizeof(cycler_state));
+        if (!st) { jfail(r, "out of memory"); return jv_undef(); }
+        st->items = jv_new_list(r, c.n_pos);
+        for (uint32_t i = 0; i < c.n_pos; i++) jlist_push(r, st->items.l, c.pos[i]);
+        st->pos = 0;
+        jv self = jv_new_dict(r, 3);
+        st->self = self.o;
+        jdict_set(r, self.o, jv_str("current", 7), c.pos[0]);
+        jdict_set(r, self.o, jv_str("next", 4), jv_new_func(r, JF_CYCLER_NEXT, st));
+        jdict_set(r, self.o, jv_str("reset", 5), jv_new_func(r, JF_CYCLER_RESET, st));
+        return r->failed ? jv_undef() : self;
+    }
     if (is("strftime_now")) return strftime_now(r, c);
     int fid = jinja_filter_id(name, n);
     if (fid >= 0) {   // a filter called as a function: its first argument is the value
@@ -1236,7 +1590,24 @@ jv jinja_call_func(jrender * r, jfunc * f, const jcall & c) {
             }
             return st->sep;
         }
-        case JF_CYCLER: {
+        case JF_LOOP_CHANGED: {   // true on the first call and whenever the values differ from the last call's
+            jloop_changed * st = (jloop_changed *) f->state;
+            jv now = jv_new_list(r, c.n_pos);
+            for (uint32_t i = 0; i < c.n_pos; i++) jlist_push(r, now.l, c.pos[i]);
+            const bool changed = !st->seen || !jv_equal(st->last, now);
+            st->seen = true;
+            st->last = now;
+            return jv_bool(changed);
+        }
+        case JF_CYCLER_NEXT:
+        case JF_CYCLER_RESET: {
+            cycler_state * st = (cycler_state *) f->state;
+            jv item = st->items.l->v[st->pos];
+            st->pos = f->kind == JF_CYCLER_RESET ? 0 : (st->pos + 1) % st->items.l->n;
+            jdict_set(r, st->self, jv_str("current", 7), st->items.l->v[st->pos]);
+            return f->kind == JF_CYCLER_RESET ? jv_none() : item;
+        }
+        case JF_LOOP_CYCLE: {
             jdict * loop = (jdict *) f->state;
             jv * i0 = jdict_find(loop, "index0", 6);
             if (c.n_pos == 0) { jfail(r, "cycle() needs values"); return jv_undef(); }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "chat/jinja_ast.h"
+#include "chat/jinja_text.h"
 #include "core/json.h"
 
 namespace tern {
@@ -32,6 +33,7 @@ struct jscope {
 struct loop_state {
     const jnode * node;
     jscope *      scope;
+    uint32_t      depth;   // loop.depth of the loop; loop(x) runs at depth + 1
 };
 
 struct state {
@@ -269,6 +271,10 @@ jv index_value(jrender * r, const jv & v, const jv & k) {
         jv * f = jdict_find_v(v.o, k);
         return f ? *f : jv_undef();
     }
+    if (v.t == J_LIST && k.t == J_STR) {   // a named tuple's field (Jinja2's getitem falls back to getattr)
+        jv * f = jlist_field(v.l, k.s, k.n);
+        return f ? *f : jv_undef();
+    }
     if (v.t == J_LIST || v.t == J_STR) {
         if (k.t != J_INT) return jv_undef();
         if (v.t == J_LIST) {
@@ -303,6 +309,13 @@ jv arith(jrender * r, uint8_t op, const jv & a, const jv & b) {
             for (uint32_t i = 0; i < b.l->n; i++) jlist_push(r, l.l, b.l->v[i]);
             return l;
         }
+    }
+    if (op == JOP_MOD && a.t == J_STR) {
+        // Python's "fmt" % value: a list is the arguments when it has one per
+        // conversion (a tuple there; tuples are lists here), else one value.
+        const bool spread = b.t == J_LIST && b.l->n == jinja_percent_count(a);
+        jcall c = {spread ? b.l->v : &b, spread ? b.l->n : 1, NULL, NULL, 0};
+        return jinja_percent_format(r, a, c);
     }
     if (op == JOP_MUL && a.t == J_INT && (b.t == J_STR || b.t == J_LIST)) return arith(r, op, b, a);
     if (op == JOP_MUL && (a.t == J_STR || a.t == J_LIST) && b.t == J_INT) {
@@ -394,6 +407,21 @@ bool contains(jrender * r, const jv & hay, const jv & needle) {
     return false;
 }
 
+jv compare(jrender * r, uint8_t op, const jv & a, const jv & b) {
+    if (op != JOP_IN && op != JOP_NOT_IN && !jcharge_size(r, a)) return jv_undef();   // comparisons walk a
+    bool ok = true;
+    switch (op) {
+        case JOP_EQ: return jv_bool(jv_equal(a, b));
+        case JOP_NE: return jv_bool(!jv_equal(a, b));
+        case JOP_LT: return jv_bool(jv_less(r, a, b, &ok));
+        case JOP_GT: return jv_bool(jv_less(r, b, a, &ok));
+        case JOP_LE: { bool lt = jv_less(r, b, a, &ok); return jv_bool(ok && !lt); }
+        case JOP_GE: { bool lt = jv_less(r, a, b, &ok); return jv_bool(ok && !lt); }
+        case JOP_IN: return jv_bool(contains(r, b, a));
+        default: return jv_bool(!contains(r, b, a));   // JOP_NOT_IN
+    }
+}
+
 jv call_value(jrender * r, const jv & f, const jcall & c) {
     if (f.t == J_FUNC) return jinja_call_func(r, f.f, c);
     if (f.t == J_DICT) {
@@ -435,6 +463,10 @@ jv eval(jrender * r, const jexpr * e) {
             r->cur_pos = e->pos;
             if (v.t == J_DICT) {
                 jv * f = jdict_find(v.o, e->lit.s, e->lit.n);
+                return f ? *f : jv_undef();
+            }
+            if (v.t == J_LIST) {   // a named tuple's field
+                jv * f = jlist_field(v.l, e->lit.s, e->lit.n);
                 return f ? *f : jv_undef();
             }
             if (jv_null(v)) {
@@ -542,18 +574,16 @@ jv eval(jrender * r, const jexpr * e) {
             jv b = eval(r, e->b);
             r->cur_pos = e->pos;
             if (r->failed) return jv_undef();
-            if (e->op != JOP_IN && e->op != JOP_NOT_IN && !jcharge_size(r, a)) return jv_undef();   // comparisons walk a
-            bool ok = true;
-            switch (e->op) {
-                case JOP_EQ: return jv_bool(jv_equal(a, b));
-                case JOP_NE: return jv_bool(!jv_equal(a, b));
-                case JOP_LT: return jv_bool(jv_less(r, a, b, &ok));
-                case JOP_GT: return jv_bool(jv_less(r, b, a, &ok));
-                case JOP_LE: { bool lt = jv_less(r, b, a, &ok); return jv_bool(ok && !lt); }
-                case JOP_GE: { bool lt = jv_less(r, a, b, &ok); return jv_bool(ok && !lt); }
-                case JOP_IN: return jv_bool(contains(r, b, a));
-                case JOP_NOT_IN: return jv_bool(!contains(r, b, a));
-                default: return arith(r, e->op, a, b);
+            if (e->op < JOP_EQ) return arith(r, e->op, a, b);
+            // A comparison, or a chain of them: each link compares the previous right operand with its own.
+            for (const jexpr * link = e;;) {
+                jv res = compare(r, link->op, a, b);
+                link = link->c;
+                if (!link || r->failed || !res.b) return res;
+                a = b;
+                b = eval(r, link->b);
+                r->cur_pos = link->pos;
+                if (r->failed) return jv_undef();
             }
         }
     }
@@ -577,7 +607,8 @@ bool enter(jrender * r) {
     return true;
 }
 
-bool render_for(jrender * r, jbuf * out, const jnode * n, const jv & iterable_value) {
+// depth: loop.depth (1, or one more per recursive loop() call).
+bool render_for(jrender * r, jbuf * out, const jnode * n, const jv & iterable_value, uint32_t depth) {
     jscope * outer = (jscope *) r->scope;
     jv items = jv_undef();
     if (!iterate(r, iterable_value, &items)) return false;
@@ -605,13 +636,21 @@ bool render_for(jrender * r, jbuf * out, const jnode * n, const jv & iterable_va
         if (!st) return jfail(r, "out of memory");
         st->node = n;
         st->scope = outer;
+        st->depth = depth;
         jv fv = jv_new_func(r, JF_LOOP, st);
         if (r->failed) return false;
         jdict_set(r, loop.o, jv_str("__loop_call__", 13), fv);
     }
-    jv cyc = jv_new_func(r, JF_CYCLER, loop.o);   // cycle() reads loop.index0
+    jv cyc = jv_new_func(r, JF_LOOP_CYCLE, loop.o);   // cycle() reads loop.index0
     if (r->failed) return false;
     jdict_set(r, loop.o, jv_str("cycle", 5), cyc);
+    jloop_changed * changed = (jloop_changed *) jmem_alloc(r->m, sizeof(jloop_changed));
+    if (!changed) return jfail(r, "out of memory");
+    changed->seen = false;
+    changed->last = jv_undef();
+    jdict_set(r, loop.o, jv_str("changed", 7), jv_new_func(r, JF_LOOP_CHANGED, changed));
+    jdict_set(r, loop.o, jv_str("depth", 5), jv_int(depth));
+    jdict_set(r, loop.o, jv_str("depth0", 6), jv_int((int64_t) depth - 1));
     scope_set(r, ls, "loop", 4, loop);
     r->scope = ls;
     for (uint32_t i = 0; i < count && !r->failed; i++) {
@@ -627,8 +666,6 @@ bool render_for(jrender * r, jbuf * out, const jnode * n, const jv & iterable_va
         jdict_set(r, loop.o, jv_str("last", 4), jv_bool(i + 1 == count));
         jdict_set(r, loop.o, jv_str("previtem", 8), i > 0 ? kept.l->v[i - 1] : jv_undef());
         jdict_set(r, loop.o, jv_str("nextitem", 8), i + 1 < count ? kept.l->v[i + 1] : jv_undef());
-        jdict_set(r, loop.o, jv_str("depth", 5), jv_int(1));
-        jdict_set(r, loop.o, jv_str("depth0", 6), jv_int(0));
         render_body(r, out, n->body);
         if (r->loop_ctl == 1) { r->loop_ctl = 0; break; }
         r->loop_ctl = 0;
@@ -667,7 +704,7 @@ bool render_node(jrender * r, jbuf * out, const jnode * n) {
         case JN_FOR: {
             jv it = eval(r, n->expr);
             if (r->failed || !enter(r)) return false;
-            bool ok = render_for(r, out, n, it);
+            bool ok = render_for(r, out, n, it, 1);
             r->depth--;
             return ok;
         }
@@ -733,6 +770,22 @@ bool render_node(jrender * r, jbuf * out, const jnode * n) {
             jv v = jinja_call_macro(r, f.f, a.call);
             r->pending_caller = jv_undef();
             if (!r->failed) jv_write_str(r, out, v);
+            return !r->failed;
+        }
+        case JN_WITH: {
+            // The values first (in the scope outside), then the body in a scope of its own.
+            jscope * outer = (jscope *) r->scope;
+            jscope * inner = new_scope(r, outer);
+            if (!inner) return false;
+            for (uint32_t i = 0; i < n->n_params && !r->failed; i++) {
+                jv v = eval(r, n->params[i].value);
+                if (!r->failed) scope_set(r, inner, n->params[i].name, n->params[i].name_len, v);
+            }
+            if (r->failed || !enter(r)) return false;
+            r->scope = inner;
+            render_body(r, out, n->body);
+            r->scope = outer;
+            r->depth--;
             return !r->failed;
         }
         case JN_BREAK: r->loop_ctl = 1; return true;
@@ -829,7 +882,7 @@ jv jinja_call_loop(jrender * r, jfunc * f, const jcall & c) {
     r->scope = st->scope;
     jbuf out;
     jbuf_init(&out, r, r->lim.max_output);
-    render_for(r, &out, st->node, c.pos[0]);
+    render_for(r, &out, st->node, c.pos[0], st->depth + 1);
     r->scope = caller_scope;
     r->depth--;
     return jbuf_value(&out);

@@ -24,7 +24,7 @@ enum tok_type : uint8_t { T_TEXT, T_EXPR, T_COMMENT, T_BLOCK };
 
 enum kw : uint8_t {
     K_NONE, K_IF, K_ELIF, K_ELSE, K_ENDIF, K_FOR, K_ENDFOR, K_SET, K_ENDSET, K_MACRO, K_ENDMACRO, K_FILTER,
-    K_ENDFILTER, K_GENERATION, K_ENDGENERATION, K_BREAK, K_CONTINUE, K_CALL, K_ENDCALL,
+    K_ENDFILTER, K_GENERATION, K_ENDGENERATION, K_BREAK, K_CONTINUE, K_CALL, K_ENDCALL, K_WITH, K_ENDWITH,
 };
 
 struct token {
@@ -113,6 +113,27 @@ struct parser {
         const char * q = p;
         if (q < end && (*q == '-' || *q == '~' || *q == '+')) q++;
         return (end - q) >= 2 && ((q[0] == '}' && q[1] == '}') || (q[0] == '%' && q[1] == '}'));
+    }
+
+    // Append a to the growing array *v of *n items (*cap of room; it doubles, from 4).
+    bool push_arg(jarg ** v, uint32_t * n, uint32_t * cap, const jarg & a) {
+        if (*n == *cap) {
+            const uint32_t ncap = *cap ? *cap * 2 : 4;
+            jarg * nv = (jarg *) alloc(sizeof(jarg) * ncap);
+            if (!nv) return false;
+            if (*n) memcpy(nv, *v, sizeof(jarg) * *n);
+            *v = nv;
+            *cap = ncap;
+        }
+        (*v)[(*n)++] = a;
+        return true;
+    }
+
+    bool push_value(jexpr * l, uint32_t * cap, jexpr * value) {
+        jarg a;
+        memset(&a, 0, sizeof(a));
+        a.value = value;
+        return push_arg(&l->args, &l->n_args, cap, a);
     }
 
     jexpr * node(uint8_t kind, uint32_t at) {
@@ -306,8 +327,12 @@ struct parser {
         return compare();
     }
 
+    // a < b <= c is a chain, as in Python: (a < b) and (b <= c) with b evaluated
+    // once; the first comparison holds a, the links after it in ->c.
     jexpr * compare() {
         jexpr * l = math1();
+        jexpr * head = NULL;
+        jexpr * tail = NULL;
         while (l) {
             ws();
             uint8_t op;
@@ -329,12 +354,17 @@ struct parser {
             jexpr * e = node(JX_BINARY, l->pos);
             if (!e) return NULL;
             e->op = op;
-            e->a = l;
             e->b = math1();
             if (!e->b) return NULL;
-            l = e;
+            if (!head) {
+                e->a = l;
+                head = e;
+            } else {
+                tail->c = e;   // a link: its left operand is the previous comparison's right one
+            }
+            tail = e;
         }
-        return l;
+        return head && l ? head : l;
     }
 
     jexpr * math1() {
@@ -467,15 +497,7 @@ struct parser {
                 p += a.expand;
             }
             a.value = expression();
-            if (!a.value) return false;
-            if (n == cap) {
-                jarg * na = (jarg *) alloc(sizeof(jarg) * cap * 2);
-                if (!na) return false;
-                memcpy(na, args, sizeof(jarg) * n);
-                args = na;
-                cap *= 2;
-            }
-            args[n++] = a;
+            if (!a.value || !push_arg(&args, &n, &cap, a)) return false;
         }
         depth--;
         *out = args;
@@ -727,9 +749,7 @@ struct parser {
             if (!enter()) return NULL;
             jexpr * d = node(JX_DICT, at);
             if (!d) return NULL;
-            uint32_t cap = 4;
-            d->args = (jarg *) alloc(sizeof(jarg) * cap);
-            if (!d->args) return NULL;
+            uint32_t cap = 0;
             for (;;) {
                 ws();
                 if (sym("}")) break;
@@ -744,15 +764,7 @@ struct parser {
                 if (!a.key) return NULL;
                 if (!sym(":")) { fail("expected ':' in a dict"); return NULL; }
                 a.value = expression();
-                if (!a.value) return NULL;
-                if (d->n_args == cap) {
-                    jarg * na = (jarg *) alloc(sizeof(jarg) * cap * 2);
-                    if (!na) return NULL;
-                    memcpy(na, d->args, sizeof(jarg) * cap);
-                    d->args = na;
-                    cap *= 2;
-                }
-                d->args[d->n_args++] = a;
+                if (!a.value || !push_arg(&d->args, &d->n_args, &cap, a)) return NULL;
             }
             depth--;
             return d;
@@ -761,13 +773,32 @@ struct parser {
         return NULL;
     }
 
+    // An expression, or a tuple without brackets (Jinja2's parse_tuple: the
+    // value of a set, the sequence of a for): a, b, ... up to the tag's end,
+    // a trailing comma allowed.
+    jexpr * tuple_expression(bool allow_if) {
+        const uint32_t at = pos();
+        jexpr * first = expression(allow_if);
+        if (!first) return NULL;
+        ws();
+        if (p >= end || *p != ',') return first;
+        jexpr * t = node(JX_LIST, at);
+        uint32_t cap = 0;
+        if (!t || !push_value(t, &cap, first)) return NULL;
+        while (sym(",")) {
+            ws();
+            if (at_close() || peek_word("if") || peek_word("recursive")) break;
+            jexpr * e = expression(allow_if);
+            if (!e || !push_value(t, &cap, e)) return NULL;
+            ws();
+        }
+        return t;
+    }
+
     // The rest of a list or tuple after its first item, up to `close`.
     bool list_items(jexpr * l, jexpr * first, char close) {
-        uint32_t cap = 4;
-        l->args = (jarg *) alloc(sizeof(jarg) * cap);
-        if (!l->args) return false;
-        l->args[0].value = first;
-        l->n_args = 1;
+        uint32_t cap = 0;
+        if (!push_value(l, &cap, first)) return false;
         for (;;) {
             ws();
             if (p < end && *p == close) { p++; return true; }
@@ -775,17 +806,7 @@ struct parser {
             ws();
             if (p < end && *p == close) { p++; return true; }
             jexpr * e = expression();
-            if (!e) return false;
-            if (l->n_args == cap) {
-                jarg * na = (jarg *) alloc(sizeof(jarg) * cap * 2);
-                if (!na) return false;
-                memcpy(na, l->args, sizeof(jarg) * cap);
-                l->args = na;
-                cap *= 2;
-            }
-            l->args[l->n_args].value = e;
-            l->args[l->n_args].name = NULL;
-            l->n_args++;
+            if (!e || !push_value(l, &cap, e)) return false;
         }
     }
 
@@ -853,14 +874,7 @@ struct parser {
                 a.value = expression();
                 if (!a.value) return false;
             }
-            if (n == cap) {
-                jarg * nv = (jarg *) alloc(sizeof(jarg) * cap * 2);
-                if (!nv) return false;
-                memcpy(nv, v, sizeof(jarg) * n);
-                v = nv;
-                cap *= 2;
-            }
-            v[n++] = a;
+            if (!push_arg(&v, &n, &cap, a)) return false;
         }
         *out = v;
         *n_out = n;
@@ -878,6 +892,7 @@ const kw_name KEYWORDS[] = {
     {"set", K_SET}, {"endset", K_ENDSET}, {"macro", K_MACRO}, {"endmacro", K_ENDMACRO}, {"filter", K_FILTER},
     {"endfilter", K_ENDFILTER}, {"generation", K_GENERATION}, {"endgeneration", K_ENDGENERATION},
     {"break", K_BREAK}, {"continue", K_CONTINUE}, {"call", K_CALL}, {"endcall", K_ENDCALL},
+    {"with", K_WITH}, {"endwith", K_ENDWITH},
 };
 
 // The whole source as tokens (two passes: count, then fill).
@@ -1023,7 +1038,7 @@ struct tokenizer {
             case K_FOR:
                 if (!ps.names(&t.names, &t.n_names)) return false;
                 if (!ps.word("in")) return ps.fail("expected 'in' in the for tag");
-                t.expr = ps.expression(false);
+                t.expr = ps.tuple_expression(false);
                 if (!t.expr) return false;
                 if (ps.word("if")) {
                     t.cond = ps.expression(false);
@@ -1051,7 +1066,7 @@ struct tokenizer {
                     if (!ps.names(&t.names, &t.n_names)) return false;
                 }
                 if (ps.sym("=")) {
-                    t.expr = ps.expression();
+                    t.expr = ps.tuple_expression(true);
                     if (!t.expr) return false;
                 } else if (t.ns.s || t.n_names != 1) {
                     return ps.fail("expected '=' in the set tag");
@@ -1073,6 +1088,23 @@ struct tokenizer {
                 if (!t.expr) return false;
                 if (t.expr->kind != JX_CALL) return ps.fail("{%% call %%} needs a macro call");
                 break;
+            case K_WITH: {
+                // name = value, ... (none: a scope alone)
+                uint32_t cap = 0;
+                for (ps.ws(); !ps.at_close(); ps.ws()) {
+                    if (t.n_params > 0 && !ps.sym(",")) return ps.fail("expected ',' in the with tag");
+                    jname nm;
+                    if (!ps.ident(&nm)) return ps.fail("expected a name in the with tag");
+                    if (!ps.sym("=")) return ps.fail("expected '=' after '%.*s' in the with tag", (int) nm.n, nm.s);
+                    jarg a;
+                    memset(&a, 0, sizeof(a));
+                    a.name = nm.s;
+                    a.name_len = nm.n;
+                    a.value = ps.expression();
+                    if (!a.value || !ps.push_arg(&t.params, &t.n_params, &cap, a)) return false;
+                }
+                break;
+            }
             case K_FILTER: {
                 // A filter expression without its operand: name(args) | name2 ...
                 jexpr * chain = NULL;
@@ -1145,7 +1177,7 @@ struct builder {
     bool ends_body(const token & t) const {
         return t.type == T_BLOCK && (t.kw == K_ELIF || t.kw == K_ELSE || t.kw == K_ENDIF || t.kw == K_ENDFOR ||
                                      t.kw == K_ENDSET || t.kw == K_ENDMACRO || t.kw == K_ENDFILTER ||
-                                     t.kw == K_ENDGENERATION || t.kw == K_ENDCALL);
+                                     t.kw == K_ENDGENERATION || t.kw == K_ENDCALL || t.kw == K_ENDWITH);
     }
 
     jnode * make(uint8_t kind, const token & t) {
@@ -1277,6 +1309,13 @@ struct builder {
                 nd->params = t.params;
                 nd->n_params = t.n_params;
                 if (!expect_end(K_ENDCALL, t, "{% call %}")) return NULL;
+                return nd;
+            case K_WITH:
+                nd = make(JN_WITH, t);
+                if (!nd || !body(&nd->body)) return NULL;
+                nd->params = t.params;
+                nd->n_params = t.n_params;
+                if (!expect_end(K_ENDWITH, t, "{% with %}")) return NULL;
                 return nd;
             case K_GENERATION:
                 nd = make(JN_BLOCK, t);

@@ -37,7 +37,7 @@ jv jv_cstr(jrender * r, const char * z) { return jv_str_dup(r, z, strlen(z)); }
 
 // What a failed allocation returns: an empty list or dict that stays empty
 // (r->failed is set, so pushes are refused), so no caller reads through NULL.
-static jlist g_no_list = {NULL, 0, 0};
+static jlist g_no_list = {NULL, 0, 0, NULL};
 static jdict g_no_dict = {NULL, NULL, 0, 0};
 
 jv jv_new_list(jrender * r, uint32_t cap) {
@@ -51,6 +51,7 @@ jv jv_new_list(jrender * r, uint32_t cap) {
     }
     v.l->n = 0;
     v.l->cap = cap;
+    v.l->fields = NULL;
     v.l->v = cap ? (jv *) ralloc(r, sizeof(jv) * cap) : NULL;
     if (cap && !v.l->v) v.l = &g_no_list;
     return v;
@@ -112,6 +113,14 @@ jv * jdict_find_v(jdict * d, jv key) {
     if (key.t == J_STR) return jdict_find(d, key.s, key.n);
     for (uint32_t i = 0; i < d->n; i++) {
         if (jv_equal(d->k[i], key)) return &d->v[i];
+    }
+    return NULL;
+}
+
+jv * jlist_field(jlist * l, const char * name, size_t n) {
+    if (!l->fields) return NULL;
+    for (uint32_t i = 0; i < l->n; i++) {
+        if (strlen(l->fields[i]) == n && memcmp(l->fields[i], name, n) == 0) return &l->v[i];
     }
     return NULL;
 }
@@ -315,12 +324,36 @@ static void put_py_string(jbuf * b, const char * s, size_t n, char quote) {
 }
 
 static void put_indent(jbuf * b, int indent, int level) {
-    if (indent <= 0) return;
+    if (indent < 0) return;   // indent 0: new lines without indentation, as json.dumps
     jbuf_put(b, "\n", 1);
     for (int i = 0; i < level * indent; i++) jbuf_put(b, " ", 1);
 }
 
-void jv_write_repr(jrender * r, jbuf * b, const jv & v, bool json, int indent, int level) {
+// A dict's key order for printing: as inserted, or sorted (json.dumps' sort_keys; keys of
+// types that do not compare are an error, as in Python). NULL when unsorted or failed.
+static uint32_t * sorted_keys(jrender * r, const jdict * d) {
+    const uint32_t n = d->n;
+    if ((uint64_t) n * n > r->lim.max_steps) {
+        jfail(r, "sorting %u keys would exceed the step budget", n);
+        return NULL;
+    }
+    uint32_t * ix = (uint32_t *) ralloc(r, sizeof(uint32_t) * n);
+    if (!ix) return NULL;
+    for (uint32_t i = 0; i < n; i++) {   // insertion sort: stable, bounded above
+        uint32_t j = i;
+        bool ok = true;
+        while (j > 0 && jv_less(r, d->k[i], d->k[ix[j - 1]], &ok) && ok) {
+            ix[j] = ix[j - 1];
+            j--;
+        }
+        if (!ok) return NULL;
+        ix[j] = i;
+        r->steps += i;
+    }
+    return ix;
+}
+
+static void write_value(jrender * r, jbuf * b, const jv & v, bool json, const jjson_style & st, int level) {
     if (level > 200) {
         jfail(r, "a value nested too deep to print");
         return;
@@ -328,9 +361,9 @@ void jv_write_repr(jrender * r, jbuf * b, const jv & v, bool json, int indent, i
     char num_buf[40];
     const char quote = json ? '"' : '\'';
     auto sep = [&]() {
-        jbuf_put(b, ",", 1);
-        if (indent < 0) jbuf_put(b, " ", 1);
-        else put_indent(b, indent, level + 1);
+        if (st.item_sep.t == J_STR) jbuf_put(b, st.item_sep.s, st.item_sep.n);
+        else jbuf_put(b, st.indent < 0 ? ", " : ",", st.indent < 0 ? 2 : 1);
+        put_indent(b, st.indent, level + 1);
     };
     switch (v.t) {
         case J_UNDEF:
@@ -348,39 +381,52 @@ void jv_write_repr(jrender * r, jbuf * b, const jv & v, bool json, int indent, i
                 break;
             }
             jbuf_put(b, "[", 1);
-            put_indent(b, indent, level + 1);
+            put_indent(b, st.indent, level + 1);
             for (uint32_t i = 0; i < v.l->n && !r->failed; i++) {
                 if (i) sep();
-                jv_write_repr(r, b, v.l->v[i], json, indent, level + 1);
+                write_value(r, b, v.l->v[i], json, st, level + 1);
             }
-            put_indent(b, indent, level);
+            put_indent(b, st.indent, level);
             jbuf_put(b, "]", 1);
             break;
-        case J_DICT:
+        case J_DICT: {
             if (v.o->n == 0) {
                 jbuf_put(b, "{}", 2);
                 break;
             }
+            const uint32_t * order = st.sort_keys ? sorted_keys(r, v.o) : NULL;
+            if (r->failed) break;
             jbuf_put(b, "{", 1);
-            put_indent(b, indent, level + 1);
+            put_indent(b, st.indent, level + 1);
             for (uint32_t i = 0; i < v.o->n && !r->failed; i++) {
                 if (i) sep();
-                const jv & k = v.o->k[i];
+                const uint32_t at = order ? order[i] : i;
+                const jv & k = v.o->k[at];
                 if (k.t == J_STR) {
                     put_py_string(b, k.s, k.n, quote);
                 } else {
                     jbuf_put(b, &quote, 1);
-                    jv_write_repr(r, b, k, true, -1, 0);
+                    write_value(r, b, k, true, jjson_style{-1, false, jv_undef(), jv_undef()}, 0);
                     jbuf_put(b, &quote, 1);
                 }
-                jbuf_put(b, ": ", 2);
-                jv_write_repr(r, b, v.o->v[i], json, indent, level + 1);
+                if (st.key_sep.t == J_STR) jbuf_put(b, st.key_sep.s, st.key_sep.n);
+                else jbuf_put(b, ": ", 2);
+                write_value(r, b, v.o->v[at], json, st, level + 1);
             }
-            put_indent(b, indent, level);
+            put_indent(b, st.indent, level);
             jbuf_put(b, "}", 1);
             break;
+        }
         case J_FUNC: jfail(r, "cannot print or serialise a function"); break;
     }
+}
+
+void jv_write_repr(jrender * r, jbuf * b, const jv & v, bool json, int indent, int level) {
+    write_value(r, b, v, json, jjson_style{indent, false, jv_undef(), jv_undef()}, level);
+}
+
+void jv_write_json(jrender * r, jbuf * b, const jv & v, const jjson_style & style) {
+    write_value(r, b, v, true, style, 0);
 }
 
 void jv_write_str(jrender * r, jbuf * b, const jv & v) {
