@@ -1198,6 +1198,17 @@ struct builder {
         return true;
     }
 
+    // A block tag's node: its body up to the end tag, with the tag's
+    // expression and parameters (NULL / none where the tag has them not).
+    jnode * block(uint8_t kind, const token & t, uint8_t end_kw, const char * what) {
+        jnode * nd = make(kind, t);
+        if (!nd || !body(&nd->body)) return NULL;
+        nd->expr = t.expr;
+        nd->params = t.params;
+        nd->n_params = t.n_params;
+        return expect_end(end_kw, t, what) ? nd : NULL;
+    }
+
     // A body: nodes up to a token ending it (not consumed) or the end.
     bool body(jnode ** out) {
         if (!ps.enter()) return false;
@@ -1281,47 +1292,21 @@ struct builder {
                     nd->ns = t.ns;
                     return nd;
                 }
-                nd = make(JN_SET_BLOCK, t);
-                if (!nd || !body(&nd->body)) return NULL;
-                nd->name = t.names[0];
-                if (!expect_end(K_ENDSET, t, "{% set %}")) return NULL;
+                nd = block(JN_SET_BLOCK, t, K_ENDSET, "{% set %}");
+                if (nd) nd->name = t.names[0];
                 return nd;
             case K_MACRO:
-                nd = make(JN_MACRO, t);
-                if (!nd || !body(&nd->body)) return NULL;
-                nd->name = t.ns;
-                nd->params = t.params;
-                nd->n_params = t.n_params;
-                if (!expect_end(K_ENDMACRO, t, "{% macro %}")) return NULL;
+                nd = block(JN_MACRO, t, K_ENDMACRO, "{% macro %}");
+                if (nd) nd->name = t.ns;
                 return nd;
-            case K_FILTER:
-                nd = make(JN_FILTER, t);
-                if (!nd || !body(&nd->body)) return NULL;
-                nd->expr = t.expr;
-                if (!expect_end(K_ENDFILTER, t, "{% filter %}")) return NULL;
-                return nd;
+            case K_FILTER: return block(JN_FILTER, t, K_ENDFILTER, "{% filter %}");
             case K_CALL:
                 // The body is the macro "caller" the called macro may call.
-                nd = make(JN_CALL, t);
-                if (!nd || !body(&nd->body)) return NULL;
-                nd->expr = t.expr;
-                nd->name = jname{"caller", 6};
-                nd->params = t.params;
-                nd->n_params = t.n_params;
-                if (!expect_end(K_ENDCALL, t, "{% call %}")) return NULL;
+                nd = block(JN_CALL, t, K_ENDCALL, "{% call %}");
+                if (nd) nd->name = jname{"caller", 6};
                 return nd;
-            case K_WITH:
-                nd = make(JN_WITH, t);
-                if (!nd || !body(&nd->body)) return NULL;
-                nd->params = t.params;
-                nd->n_params = t.n_params;
-                if (!expect_end(K_ENDWITH, t, "{% with %}")) return NULL;
-                return nd;
-            case K_GENERATION:
-                nd = make(JN_BLOCK, t);
-                if (!nd || !body(&nd->body)) return NULL;
-                if (!expect_end(K_ENDGENERATION, t, "{% generation %}")) return NULL;
-                return nd;
+            case K_WITH: return block(JN_WITH, t, K_ENDWITH, "{% with %}");
+            case K_GENERATION: return block(JN_BLOCK, t, K_ENDGENERATION, "{% generation %}");
             case K_BREAK: return make(JN_BREAK, t);
             case K_CONTINUE: return make(JN_CONTINUE, t);
             default:

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "vocab/unicode.h"
 
 namespace tern {
@@ -187,21 +188,10 @@ bool format_string(jrender * r, jbuf * out, const jv & s, const fspec & f) {
 // fixed-point for decimal exponents -4 to 15, else d.ddde+XX. Returns the length.
 int py_float_repr(double d, char * buf, size_t cap) {
     if (d == 0) return snprintf(buf, cap, signbit(d) ? "-0.0" : "0.0");
-    char e[40];
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(e, sizeof(e), "%.*e", prec - 1, d);
-        if (strtod(e, NULL) == d) break;
-    }
     char digits[24];
-    int k = 0;
-    const char * q = e;
-    const bool neg = *q == '-';
-    if (neg) q++;
-    for (; *q && *q != 'e'; q++) {
-        if (*q >= '0' && *q <= '9' && k < 20) digits[k++] = *q;
-    }
-    while (k > 1 && digits[k - 1] == '0') k--;
-    const int exp10 = (int) strtol(q + 1, NULL, 10);
+    int exp10;
+    bool neg;
+    const int k = double_shortest_digits(d, digits, &exp10, &neg);
     size_t n = 0;
     auto put = [&](char ch) { if (n + 1 < cap) buf[n++] = ch; };
     if (neg) put('-');

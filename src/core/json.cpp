@@ -490,6 +490,25 @@ void json_write_string(text_out * out, const char * s, size_t n) {
     out->putc('"');
 }
 
+int double_shortest_digits(double d, char * digits, int * exp10, bool * neg) {
+    // The shortest %e text that reads back to d: its digits and exponent.
+    char e[40];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(e, sizeof(e), "%.*e", prec - 1, d);
+        if (strtod(e, NULL) == d) break;
+    }
+    int k = 0;
+    const char * q = e;
+    *neg = *q == '-';
+    if (*neg) q++;
+    for (; *q && *q != 'e'; q++) {
+        if (*q >= '0' && *q <= '9' && k < 20) digits[k++] = *q;
+    }
+    while (k > 1 && digits[k - 1] == '0') k--;
+    *exp10 = (int) strtol(q + 1, NULL, 10);
+    return k;
+}
+
 int json_format_double(double d, char * buf) {
     if (isnan(d) || isinf(d)) {   // nlohmann writes null for these
         memcpy(buf, "null", 5);
@@ -500,22 +519,10 @@ int json_format_double(double d, char * buf) {
         strcpy(buf, z);
         return (int) strlen(z);
     }
-    // The shortest %e text that reads back to d: its digits and exponent.
-    char e[40];
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(e, sizeof(e), "%.*e", prec - 1, d);
-        if (strtod(e, NULL) == d) break;
-    }
     char digits[24];
-    int k = 0;
-    const char * q = e;
-    bool neg = *q == '-';
-    if (neg) q++;
-    for (; *q && *q != 'e'; q++) {
-        if (*q >= '0' && *q <= '9') digits[k++] = *q;
-    }
-    while (k > 1 && digits[k - 1] == '0') k--;
-    int exp10 = (int) strtol(q + 1, NULL, 10);
+    int exp10;
+    bool neg;
+    const int k = double_shortest_digits(d, digits, &exp10, &neg);
     int n = exp10 + 1;   // the decimal point's place after the first n digits
     int len = 0;
     if (neg) buf[len++] = '-';

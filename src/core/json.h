@@ -77,6 +77,10 @@ void json_write(text_out * out, const json_node * v, int indent);
 // A string as a JSON literal (quotes, \" \\ \b \f \n \r \t, other control
 // bytes as \u00xx, everything else as is), as nlohmann writes strings.
 void json_write_string(text_out * out, const char * s, size_t n);
+// The shortest decimal digits that read back to d (finite and not zero):
+// digits[0..k) without a point or trailing zeros, *exp10 the decimal exponent
+// of the first digit, *neg the sign. digits needs 24 bytes; returns k.
+int double_shortest_digits(double d, char * digits, int * exp10, bool * neg);
 // A double as nlohmann writes it: the shortest text that reads back to the
 // same double, ".0" appended to integral values, exponents as e+XX / e-XX.
 // buf needs 32 bytes; returns the length.
