@@ -142,6 +142,10 @@ bool  jv_truthy(const jv & v);
 bool  jv_equal(const jv & a, const jv & b);
 // Python's <: numbers, strings (bytes), lists element-wise; false with an error otherwise.
 bool  jv_less(jrender * r, const jv & a, const jv & b, bool * ok);
+// The positions 0..n-1 in the order a stable sort of keys puts them (Python's
+// sorted, reverse keeping equal keys in order); NULL with the error when keys
+// do not compare or n * n exceeds the step budget. Charged to the budget.
+uint32_t * jv_sort_order(jrender * r, const jv * keys, uint32_t n, bool reverse);
 uint32_t utf8_cp_count(const char * s, size_t n);
 
 // Text forms. str: minja's to_str (floats "%f", True / False, None, repr of

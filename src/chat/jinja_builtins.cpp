@@ -497,29 +497,11 @@ jv sorted(jrender * r, const jv & v, const jcall & c) {
     const jv * attribute = arg(c, 2, "attribute");
     const uint32_t n = items.l->n;
     jv out = jv_new_list(r, n);
-    if ((uint64_t) n * n > r->lim.max_steps) {
-        jfail(r, "sorting %u items would exceed the step budget", n);
-        return out;
-    }
-    // Keys computed once; a stable insertion sort of the positions (lists here are short).
-    jv * key = (jv *) jmem_alloc(r->m, sizeof(jv) * (n ? n : 1));
-    uint32_t * order = (uint32_t *) jmem_alloc(r->m, sizeof(uint32_t) * (n ? n : 1));
-    if (!key || !order) { jfail(r, "out of memory"); return out; }
-    for (uint32_t i = 0; i < n && !r->failed; i++) {
-        key[i] = sort_key(r, items.l->v[i], attribute, case_sensitive);
-        uint32_t j = i;
-        bool ok = true;
-        while (j > 0) {
-            const jv & kj = key[order[j - 1]];
-            const bool less = reverse ? jv_less(r, kj, key[i], &ok) : jv_less(r, key[i], kj, &ok);
-            if (!ok || !less) break;
-            order[j] = order[j - 1];
-            j--;
-        }
-        order[j] = i;
-        r->steps += i;
-    }
-    for (uint32_t i = 0; i < n && !r->failed; i++) jlist_push(r, out.l, items.l->v[order[i]]);
+    jv * key = (jv *) jmem_alloc(r->m, sizeof(jv) * (n ? n : 1));   // computed once
+    if (!key) { jfail(r, "out of memory"); return out; }
+    for (uint32_t i = 0; i < n && !r->failed; i++) key[i] = sort_key(r, items.l->v[i], attribute, case_sensitive);
+    const uint32_t * order = r->failed ? NULL : jv_sort_order(r, key, n, reverse);
+    for (uint32_t i = 0; order && i < n && !r->failed; i++) jlist_push(r, out.l, items.l->v[order[i]]);
     return out;
 }
 
@@ -662,30 +644,21 @@ jv group_by(jrender * r, const jv & v, const jcall & c) {
     const bool case_sensitive = arg_bool(arg(c, 2, "case_sensitive"), false);
     jv items = list_of(r, v);
     const uint32_t n = items.l->n;
-    if ((uint64_t) n * n > r->lim.max_steps) { jfail(r, "grouping %u items would exceed the step budget", n); return jv_undef(); }
     jv * key = (jv *) jmem_alloc(r->m, sizeof(jv) * (n ? n : 1));
-    jv * sort_key = (jv *) jmem_alloc(r->m, sizeof(jv) * (n ? n : 1));
-    uint32_t * order = (uint32_t *) jmem_alloc(r->m, sizeof(uint32_t) * (n ? n : 1));
-    if (!key || !sort_key || !order) { jfail(r, "out of memory"); return jv_undef(); }
+    jv * folded = (jv *) jmem_alloc(r->m, sizeof(jv) * (n ? n : 1));
+    if (!key || !folded) { jfail(r, "out of memory"); return jv_undef(); }
     for (uint32_t i = 0; i < n && !r->failed; i++) {
         key[i] = attr_of(r, items.l->v[i], *attribute);
         if (jv_null(key[i]) && dflt) key[i] = *dflt;
-        sort_key[i] = !case_sensitive && key[i].t == J_STR ? case_map(r, key[i], 0) : key[i];
-        uint32_t j = i;   // insertion sort of the indices: stable, as Python's sorted
-        bool ok = true;
-        while (j > 0 && jv_less(r, sort_key[i], sort_key[order[j - 1]], &ok) && ok) {
-            order[j] = order[j - 1];
-            j--;
-        }
-        if (!ok) return jv_undef();
-        order[j] = i;
-        r->steps += i;
+        folded[i] = !case_sensitive && key[i].t == J_STR ? case_map(r, key[i], 0) : key[i];
     }
+    const uint32_t * order = r->failed ? NULL : jv_sort_order(r, folded, n, false);
+    if (!order) return jv_undef();
     jv out = jv_new_list(r, 0);
     for (uint32_t i = 0; i < n && !r->failed;) {
         const uint32_t first = order[i];
         jv members = jv_new_list(r, 0);
-        while (i < n && jv_equal(sort_key[order[i]], sort_key[first]) && !r->failed) jlist_push(r, members.l, items.l->v[order[i++]]);
+        while (i < n && jv_equal(folded[order[i]], folded[first]) && !r->failed) jlist_push(r, members.l, items.l->v[order[i++]]);
         jv group = jv_new_list(r, 2);
         jlist_push(r, group.l, key[first]);
         jlist_push(r, group.l, members);

@@ -329,20 +329,20 @@ static void put_indent(jbuf * b, int indent, int level) {
     for (int i = 0; i < level * indent; i++) jbuf_put(b, " ", 1);
 }
 
-// A dict's key order for printing: as inserted, or sorted (json.dumps' sort_keys; keys of
-// types that do not compare are an error, as in Python). NULL when unsorted or failed.
-static uint32_t * sorted_keys(jrender * r, const jdict * d) {
-    const uint32_t n = d->n;
+uint32_t * jv_sort_order(jrender * r, const jv * keys, uint32_t n, bool reverse) {
     if ((uint64_t) n * n > r->lim.max_steps) {
-        jfail(r, "sorting %u keys would exceed the step budget", n);
+        jfail(r, "sorting %u items would exceed the step budget", n);
         return NULL;
     }
-    uint32_t * ix = (uint32_t *) ralloc(r, sizeof(uint32_t) * n);
+    uint32_t * ix = (uint32_t *) ralloc(r, sizeof(uint32_t) * (n ? n : 1));
     if (!ix) return NULL;
-    for (uint32_t i = 0; i < n; i++) {   // insertion sort: stable, bounded above
+    for (uint32_t i = 0; i < n; i++) {   // insertion sort of the positions: stable, bounded above
         uint32_t j = i;
         bool ok = true;
-        while (j > 0 && jv_less(r, d->k[i], d->k[ix[j - 1]], &ok) && ok) {
+        while (j > 0) {
+            const jv & kj = keys[ix[j - 1]];
+            const bool less = reverse ? jv_less(r, kj, keys[i], &ok) : jv_less(r, keys[i], kj, &ok);
+            if (!ok || !less) break;
             ix[j] = ix[j - 1];
             j--;
         }
@@ -394,7 +394,8 @@ static void write_value(jrender * r, jbuf * b, const jv & v, bool json, const jj
                 jbuf_put(b, "{}", 2);
                 break;
             }
-            const uint32_t * order = st.sort_keys ? sorted_keys(r, v.o) : NULL;
+            // json.dumps' sort_keys: keys of types that do not compare are an error, as in Python
+            const uint32_t * order = st.sort_keys ? jv_sort_order(r, v.o->k, v.o->n, false) : NULL;
             if (r->failed) break;
             jbuf_put(b, "{", 1);
             put_indent(b, st.indent, level + 1);
