@@ -3,11 +3,15 @@
 # through llama.cpp's --jinja path (common_chat_templates_apply), byte for byte.
 #
 #   bench/template_check.sh --tern build/bin/tern-template-render --llama /path/llama.cpp \
-#       --templates /path/llama.cpp/models/templates [--keep DIR]
+#       --templates /path/llama.cpp/models/templates [--keep DIR] [--tern-extra JSON]
 #
 # --llama is a llama.cpp tree built with its common library (build/common/libcommon.a,
 # libllama and libggml under build/); the script compiles bench/template_peer.cpp
-# against it. Each template runs on three conversations: system + two user turns
+# against it: c392e509 (minja), or a newer tree with llama.cpp's own Jinja engine
+# such as ik_llama.cpp's (its leading BOS text is removed there, as a model's
+# tokenizer has it). --tern-extra gives Tern's render more variables, as `tern chat
+# --chat-template-kwargs`: '{"enable_thinking": true}' is what newer trees pass by
+# default. Each template runs on three conversations: system + two user turns
 # with an assistant turn between (BOS <s>), no system message (BOS <|begin_of_text|>),
 # and a tool call with its result and one tool given (BOS <s>). A template counts as
 # the same when both give identical bytes, or both refuse. The table names each
@@ -25,7 +29,8 @@ while [ $# -gt 0 ]; do
     --llama) llama=$2; shift 2 ;;
     --templates) templates=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --tern-extra) export TERN_TEMPLATE_EXTRA=$2; shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "$prog: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -40,7 +45,7 @@ rpath=$(echo $libdirs | tr ' ' ':')
 libs="-lllama -lggml"
 for d in $libdirs; do [ -f "$d/libggml-base.so" ] && libs="$libs -lggml-base"; done
 if ! g++ -std=c++17 -O1 "$here/template_peer.cpp" -o "$tmp/peer" -DTEMPLATE_PEER_JSON="\"$json\"" \
-     -I"$llama/common" -I"$llama/include" -I"$llama/src" -I"$llama/ggml/include" \
+     -I"$llama/common" -I"$llama/include" -I"$llama/src" -I"$llama/ggml/include" -I"$llama/vendor" \
      "$llama/build/common/libcommon.a" $(for d in $libdirs; do echo "-L$d"; done) $libs -Wl,-rpath,"$rpath" 2>"$tmp/cc.log"; then
   tail -20 "$tmp/cc.log" >&2
   echo "$prog: could not build the peer program against $llama" >&2

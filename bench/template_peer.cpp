@@ -29,7 +29,11 @@ int main(int argc, char ** argv) {
         in.use_jinja = true;
         in.add_generation_prompt = true;
         const common_chat_params out = common_chat_templates_apply(tmpls.get(), in);
-        fwrite(out.prompt.data(), 1, out.prompt.size(), stdout);
+        // Without a model newer trees keep a leading BOS text that the tokenizer would add
+        // again; with a model (add_bos) they remove it, as c392e509 always does: so here.
+        size_t skip = 0;
+        if (!bos.empty() && out.prompt.compare(0, bos.size(), bos) == 0) skip = bos.size();
+        fwrite(out.prompt.data() + skip, 1, out.prompt.size() - skip, stdout);
     } catch (const std::exception & e) {
         fprintf(stderr, "template-peer: %s\n", e.what());
         return 1;

@@ -2,6 +2,9 @@
 // the prompt to stdout (template_check.sh compares it with llama.cpp's --jinja).
 //
 //   tern-template-render TEMPLATE.jinja MESSAGES.json [TOOLS.json|-] [BOS EOS]
+//
+// The environment's TERN_TEMPLATE_EXTRA, when set, is a JSON object of more
+// template variables (tern_chat_params.extra_json, `tern chat --chat-template-kwargs`).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +39,7 @@ int main(int argc, char ** argv) {
     p.tmpl = tmpl.c_str();
     p.messages_json = msgs.c_str();
     p.tools_json = tools.empty() ? NULL : tools.c_str();
+    p.extra_json = getenv("TERN_TEMPLATE_EXTRA");
     p.bos_token = argc > 4 ? argv[4] : "";
     p.eos_token = argc > 5 ? argv[5] : "";
     const int32_t n = tern_chat_apply(NULL, &p, NULL, 0, NULL, 0);

@@ -667,9 +667,9 @@ int32_t tern_chat_apply_template(const char * tmpl, const tern_chat_message * ms
  * merged into the next user turn, tools and tool calls written as JSON), a
  * leading BOS and a trailing EOS are removed (the tokenizer adds them).
  * Template variables: messages, add_generation_prompt, bos_token, eos_token,
- * tools (when given), strftime_now() (today, from `now`) and those of
- * extra_json (no date_string, as llama.cpp: a template's own default applies,
- * or extra_json's).
+ * tools (when given), strftime_now(), date_string ("28 Nov 2026") and
+ * datetime ("Nov 28 2026") (today, from `now`; as llama.cpp's chat path) and
+ * those of extra_json (which win over all of these).
  *
  * Which template: params->tmpl, else the model's tokenizer.chat_template,
  * else "chatml". A built-in name always picks the built-in (as

@@ -68,7 +68,8 @@ static void test_usage(void) {
                               "--print-prompt", "-n,", "--n-predict", "-c,", "--ctx-size", "-b,", "--batch-size", "-t,",
                               "--threads", "--temp", "--top-k", "--top-p", "--min-p", "--repeat-penalty",
                               "--repeat-last-n", "-s,", "--seed", "--no-perf", "-v,", "--verbose", "-h,", "--help",
-                              "/clear", "Ctrl-C", "Ctrl-D", "--chat-template-file", "--jinja", "--no-jinja"})
+                              "/clear", "Ctrl-C", "Ctrl-D", "--chat-template-file", "--chat-template-kwargs", "--jinja",
+                              "--no-jinja"})
         CHECK_MSG(out.find(flag) != std::string::npos, "--help lacks %s", flag);
     CHECK(run(g_bin + " --help", out, &err) == 0 && out.find("chat") != std::string::npos);
     // Bad command lines: one error line, status 1.
@@ -154,7 +155,22 @@ static void test_jinja_flags(void) {
                   1 && err.find("System role not supported") != std::string::npos && err.find("line 2") != std::string::npos &&
                   lines(err).size() == 1,
               "%s", err.c_str());
-    for (const std::string & f : {msgs, user, file, bad}) unlink(f.c_str());
+    // --chat-template-kwargs: more variables (enable_thinking is undefined without it), checked
+    // before anything loads; a built-in template takes none (a note).
+    const std::string think = write_temp("{% if enable_thinking is defined %}T={{ enable_thinking }}{% else %}none{% endif %}"
+                                         "|{{ date_string | length }}");
+    const std::string base = g_bin + " chat --messages " + user + " --print-prompt --chat-template-file " + think + " --jinja";
+    CHECK_MSG(run(base, out, &err) == 0 && out == "none|11", "%s%s", out.c_str(), err.c_str());
+    CHECK(run(base + " --chat-template-kwargs '{\"enable_thinking\": true, \"date_string\": \"x\"}'", out, &err) == 0 &&
+          out == "T=True|1");
+    CHECK_MSG(run(base + " --chat-template-kwargs '[1]'", out, &err) == 1 && out.empty() &&
+                  err.find("--chat-template-kwargs") != std::string::npos && err.find("JSON object") != std::string::npos &&
+                  lines(err).size() == 1,
+              "%s", err.c_str());
+    CHECK(run(base + " --chat-template-kwargs '{\"a\": '", out, &err) == 1 && err.find("--chat-template-kwargs") != std::string::npos);
+    CHECK(run(g_bin + " chat --messages " + user + " --print-prompt --chat-template chatml --chat-template-kwargs '{}'", out,
+              &err) == 0 && out == format("chatml", {{"user", "Hi"}}, true) && err.find("ignored") != std::string::npos);
+    for (const std::string & f : {msgs, user, file, bad, think}) unlink(f.c_str());
 }
 
 static void test_bad_json(void) {

@@ -151,10 +151,12 @@ static const lang_case k_lang[] = {
     {"{% for x in items recursive %}{{ x.n }}{% if x.kids %}({{ loop(x.kids) }}){% endif %}{% endfor %}",
      "{\"items\": [{\"n\": 1, \"kids\": [{\"n\": 2}, {\"n\": 3, \"kids\": [{\"n\": 4}]}]}, {\"n\": 5}]}", "1(23(4))5"},
     {"{% for x in ['a', 'b', 'c'] %}{{ loop.cycle('odd', 'even') }}{% endfor %}", NULL, "oddevenodd"},
-    // date_string is not defined (as in llama.cpp c392e509): a template's default applies, or the caller's.
-    {"{{ strftime_now('%Y-%m-%d %H:%M %a %b %d') }} {{ date_string }}", NULL, "1970-01-01 00:00 Thu Jan 01 "},
-    {"{% if not date_string is defined %}{% set date_string = '26 Jul 2024' %}{% endif %}{{ date_string }}", NULL, "26 Jul 2024"},
-    {"{{ date_string }}", "{\"date_string\": \"01 Feb 2025\"}", "01 Feb 2025"},
+    // date_string and datetime are today's date (the clock is at 0 here), as llama.cpp's chat path:
+    // a template's default does not apply; the caller's value wins.
+    {"{{ strftime_now('%Y-%m-%d %H:%M %a %b %d') }} {{ date_string }} {{ datetime }}", NULL,
+     "1970-01-01 00:00 Thu Jan 01 01 Jan 1970 Jan 01 1970"},
+    {"{% if not date_string is defined %}{% set date_string = '26 Jul 2024' %}{% endif %}{{ date_string }}", NULL, "01 Jan 1970"},
+    {"{{ date_string }}|{{ datetime }}", "{\"date_string\": \"01 Feb 2025\", \"datetime\": \"x\"}", "01 Feb 2025|x"},
     // An unknown filter or test fails only where it runs (as minja): DeepSeek V3.2 has from_json in a branch.
     {"{% if false %}{{ x | from_json }}{{ x is nosuchtest }}{% endif %}ok", NULL, "ok"},
     {"{% filter upper %}shout {{ 'it' }}{% endfilter %}", NULL, "SHOUT IT"},
@@ -367,13 +369,13 @@ static void test_chat_features(void) {
     CHECK_MSG(rc >= 0 && out == "[U]S\nU", "system polyfill: %s", out.c_str());
     // The clock: a fixed time, SOURCE_DATE_EPOCH, and the real date by default.
     tern_chat_params p = tern_chat_default_params();
-    p.tmpl = "{{ strftime_now('%d %B %Y') }}|{{ date_string }}";
+    p.tmpl = "{{ strftime_now('%d %B %Y') }}|{{ date_string }}|{{ datetime }}";
     p.messages_json = "[]";
     p.now = 1735689600;   // 2025-01-01 00:00 UTC
-    CHECK(apply(p, NULL, 0) == "01 January 2025|");
+    CHECK(apply(p, NULL, 0) == "01 January 2025|01 Jan 2025|Jan 01 2025");
     p.now = -1;
     setenv("SOURCE_DATE_EPOCH", "951782400", 1);   // 2000-02-29
-    CHECK(apply(p, NULL, 0) == "29 February 2000|");
+    CHECK(apply(p, NULL, 0) == "29 February 2000|29 Feb 2000|Feb 29 2000");
     unsetenv("SOURCE_DATE_EPOCH");
     CHECK(apply(p, NULL, 0).find("1970") == std::string::npos);
     // Built-in names stay built-ins; use_jinja 0 matches markers as tern_chat_apply_template does.

@@ -63,7 +63,19 @@ struct chat_format {
     const tern_model * model;
     const char *       tmpl;
     bool               jinja;
+    const char *       kwargs;   // --chat-template-kwargs: a JSON object, or NULL
 };
+
+// Whether the Jinja engine runs the template (else a built-in formats it).
+static bool uses_jinja(const chat_format & f) {
+    if (!f.jinja || !f.tmpl) return f.jinja;   // NULL: the model's own template
+    const char * names[64];
+    const int32_t n = tern_chat_builtin_templates(names, 64);
+    for (int32_t i = 0; i < n && i < 64; i++) {
+        if (!strcmp(f.tmpl, names[i])) return false;
+    }
+    return true;
+}
 
 // Format messages; false after an error line when the template fails.
 static bool format_chat(const chat_format & f, const std::vector<chat_msg> & msgs, bool add_assistant, std::string * out) {
@@ -74,6 +86,7 @@ static bool format_chat(const chat_format & f, const std::vector<chat_msg> & msg
     p.tmpl = f.tmpl;
     p.use_jinja = f.jinja;
     p.add_generation_prompt = add_assistant;
+    p.extra_json = f.kwargs;
     const char * shown = f.tmpl ? f.tmpl : "(the model's)";
     const int32_t n = tern_chat_apply(f.model, &p, v.data(), v.size(), NULL, 0);
     if (n < 0) {
@@ -353,6 +366,7 @@ int cmd_chat(int argc, char ** argv) {
     cli_devices_from_args(args, &dev);
     const char * path = args.str(O_MODEL), * system_prompt = args.str(O_SYSTEM), * tmpl_arg = args.str(O_CHAT_TEMPLATE);
     const char * messages_file = args.str(O_MESSAGES), * tmpl_file = args.str(O_CHAT_TEMPLATE_FILE);
+    const char * kwargs = args.str(O_CHAT_TEMPLATE_KWARGS);
     const bool print_prompt = args.has(O_PRINT_PROMPT), perf = !args.has(O_NO_PERF), verbose = args.has(O_VERBOSE);
     const bool jinja = args.has(O_JINJA), no_jinja = args.has(O_NO_JINJA);
     const long long n_predict = args.num(O_N_PREDICT, -1);
@@ -374,6 +388,18 @@ int cmd_chat(int argc, char ** argv) {
         return 1;
     }
     if (!cli_grammar_from_args("tern chat", args, &grammar)) return 1;
+    if (kwargs) {
+        // Checked before the model loads: the engine reads the object on every turn.
+        tern_chat_params kp = tern_chat_default_params();
+        kp.tmpl = "{{ '' }}";
+        kp.messages_json = "[]";
+        kp.extra_json = kwargs;
+        if (tern_chat_apply(NULL, &kp, NULL, 0, NULL, 0) < 0) {
+            const char * why = tern_last_error();
+            fprintf(stderr, "tern chat: --chat-template-kwargs: %s\n", cli_printable(why, strlen(why)).c_str());
+            return 1;
+        }
+    }
 
     std::vector<chat_msg> messages;
     if (messages_file) {
@@ -405,7 +431,7 @@ int cmd_chat(int argc, char ** argv) {
     // The template: the one given (a built-in name, or source matched to a built-in
     // unless --jinja), else the model's own in the Jinja engine (unless --no-jinja),
     // else chatml with a note.
-    chat_format fmt = {m, tmpl_arg, tmpl_arg ? jinja : !no_jinja};
+    chat_format fmt = {m, tmpl_arg, tmpl_arg ? jinja : !no_jinja, kwargs};
     if (!tmpl_arg) {
         const int32_t n = tern_model_chat_template(m, NULL, 0);
         if (n > 0) {
@@ -420,6 +446,10 @@ int cmd_chat(int argc, char ** argv) {
             fmt.tmpl = "chatml";
             fprintf(stderr, "tern chat: the model has no chat template: using chatml\n");
         }
+    }
+    if (kwargs && !uses_jinja(fmt)) {
+        fprintf(stderr, "tern chat: --chat-template-kwargs: the template is a built-in one, which takes no "
+                        "variables: ignored\n");
     }
     // Check the template once, before anything else happens.
     std::string probe;

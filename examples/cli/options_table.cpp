@@ -129,6 +129,10 @@ const cli_opt cli_options[] = {
         "--jinja (default: the model's tokenizer.chat_template, run by\n"
         "the Jinja engine, else chatml with a note)"),
     STR(O_CHAT_TEMPLATE_FILE, "--chat-template-file", NULL, "F", CHAT, "the template's source from a file"),
+    STR(O_CHAT_TEMPLATE_KWARGS, "--chat-template-kwargs", NULL, "JSON", CHAT,
+        "more variables for a Jinja template, a JSON object, as\n"
+        "llama-cli's: e.g. '{\"enable_thinking\": true}' (newer llama.cpp\n"
+        "passes that by default; c392e509 and Tern leave it undefined)"),
     FLAG(O_JINJA, "--jinja", NULL, CHAT,
          "run --chat-template / --chat-template-file source in the Jinja\n"
          "engine, as llama-cli --jinja (dates: the clock, or the\n"

@@ -104,8 +104,11 @@ bool render(const jtemplate * t, jmem * m, const jinja_limits * lim, const chat_
     g[n++] = jglobal{"bos_token", b.str(in->bos ? in->bos : "")};
     g[n++] = jglobal{"eos_token", b.str(in->eos ? in->eos : "")};
     b.r.clock = clock;
-    // No date_string: llama.cpp c392e509 defines none (a template's own default
-    // applies, Llama 3.1's "26 Jul 2024"); a caller may pass one in extra_json.
+    // Today's date for the templates that print it, as llama.cpp's chat path
+    // defines them (Llama 3.1 / 3.3: "Today Date: 28 Nov 2026"; FireFunction v2:
+    // "Nov 28 2026"); extra_json's come after and win.
+    g[n++] = jglobal{"date_string", jinja_strftime(&b.r, "%d %b %Y", 8)};
+    g[n++] = jglobal{"datetime", jinja_strftime(&b.r, "%b %d %Y", 8)};
     if (ri.tools.t != J_UNDEF) g[n++] = jglobal{"tools", ri.tools};
     if (ri.extra.t == J_DICT) {
         for (uint32_t i = 0; i < ri.extra.o->n && n < 64; i++) {
@@ -548,7 +551,7 @@ jv add_system(builder & b, const jv & msgs, const char * text) {
 // What llama.cpp's tool-call handlers (common/chat.cpp) change in the prompt,
 // chosen by markers of the template's source as there: Llama 3.x gets
 // tools_in_user_message = false and its built-in tools, FireFunction v2 its
-// datetime and functions, templates without a handler a system line asking
+// functions, templates without a handler a system line asking
 // for JSON. (The handlers' grammars for tool calls are not built here.)
 void handler_tweaks(builder & b, const chat_jinja_input * in, render_in * ri) {
     const bool has_tools = ri->tools.t == J_LIST && ri->tools.l->n > 0;
@@ -560,10 +563,7 @@ void handler_tweaks(builder & b, const chat_jinja_input * in, render_in * ri) {
         src_has(in, "<|END_THINKING|><|START_ACTION|>") || src_has(in, ">>>all")) {
         return;
     }
-    if (src_has(in, " functools[")) {   // FireFunction v2: tools only as text, and a date
-        // llama.cpp c392e509's handler writes this fixed datetime, not the clock's
-        // (extra_json's "datetime" still wins: set_extra keeps a given key).
-        set_extra("datetime", b.str("Jan 29 2025 13:00:00 GMT"));
+    if (src_has(in, " functools[")) {   // FireFunction v2: tools only as text (its datetime: render())
         set_extra("functions", has_tools ? dump2(&b.r, ri->tools) : b.str(""));
         ri->tools = jv_undef();
         return;

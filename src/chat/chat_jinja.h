@@ -11,8 +11,9 @@
 //      a system message, tool calls and responses written as JSON text,
 //      arguments parsed into objects, content as typed parts.
 //   3. The template renders with messages, add_generation_prompt, bos_token,
-//      eos_token, tools, strftime_now() and date_string (the clock below),
-//      and any extra variables; a leading BOS and a trailing EOS are removed
+//      eos_token, tools, strftime_now(), date_string ("28 Nov 2026") and
+//      datetime ("Nov 28 2026") from the clock below, as llama.cpp's chat
+//      path defines them, and any extra variables (which win); a leading BOS and a trailing EOS are removed
 //      from the text (the tokenizer adds them).
 //
 // Messages arrive as a JSON array (OpenAI style: role, content, tool_calls,

@@ -212,6 +212,11 @@ struct jclock {
     int32_t utc_offset;
 };
 
+// The render's clock as text, strftime's conversions (%Y %m %d %b %B %a %A %H
+// %M %S %p %j %F %T %D %e %y %I %u %w %%): strftime_now() and the date
+// variables of a chat render (chat_jinja.cpp). In r's memory.
+jv jinja_strftime(jrender * r, const char * fmt, size_t fmt_len);
+
 // Render with the given globals (looked up after the builtins' names). The
 // text is in *out (NUL-terminated, in m). false with err set.
 bool jinja_render(const jtemplate * t, jmem * m, const jinja_limits * lim, const jglobal * globals, size_t n_globals,

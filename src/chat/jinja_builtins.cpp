@@ -572,12 +572,9 @@ void civil(int64_t days, int * y, int * m, int * d) {
     *y = (int) (yoe + era * 400 + (*m <= 2));
 }
 
-jv strftime_now(jrender * r, const jcall & c) {
-    const jv * f = arg(c, 0, "format");
-    if (!f || f->t != J_STR) {
-        jfail(r, "strftime_now() takes a format string");
-        return jv_undef();
-    }
+}  // namespace
+
+jv jinja_strftime(jrender * r, const char * fmt, size_t fmt_len) {
     static const char * const MON[12] = {"January", "February", "March", "April", "May", "June", "July", "August",
                                          "September", "October", "November", "December"};
     static const char * const DAY[7] = {"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"};
@@ -598,10 +595,10 @@ jv strftime_now(jrender * r, const jcall & c) {
     jbuf out;
     jbuf_init(&out, r, r->lim.max_output);
     char b[64];
-    for (uint32_t i = 0; i < f->n && !r->failed; i++) {
-        char ch = f->s[i];
-        if (ch != '%' || i + 1 >= f->n) { jbuf_put(&out, &ch, 1); continue; }
-        char k = f->s[++i];
+    for (size_t i = 0; i < fmt_len && !r->failed; i++) {
+        char ch = fmt[i];
+        if (ch != '%' || i + 1 >= fmt_len) { jbuf_put(&out, &ch, 1); continue; }
+        char k = fmt[++i];
         b[0] = 0;
         switch (k) {
             case 'Y': snprintf(b, sizeof(b), "%d", y); break;
@@ -630,6 +627,17 @@ jv strftime_now(jrender * r, const jcall & c) {
         jbuf_puts(&out, b);
     }
     return jbuf_value(&out);
+}
+
+namespace {
+
+jv strftime_now(jrender * r, const jcall & c) {
+    const jv * f = arg(c, 0, "format");
+    if (!f || f->t != J_STR) {
+        jfail(r, "strftime_now() takes a format string");
+        return jv_undef();
+    }
+    return jinja_strftime(r, f->s, f->n);
 }
 
 // Jinja2's groupby: items sorted (stably) by the attribute (lower-cased
