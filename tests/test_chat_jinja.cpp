@@ -367,6 +367,18 @@ static void test_chat_features(void) {
                           "[A]{{ m.content }}{% endif %}{% endfor %}";
     out = render(no_sys, "[{\"role\": \"system\", \"content\": \"S\"}, {\"role\": \"user\", \"content\": \"U\"}]", NULL, &rc);
     CHECK_MSG(rc >= 0 && out == "[U]S\nU", "system polyfill: %s", out.c_str());
+    // Empty content is null (as llama.cpp's messages); a template that fails on a null
+    // content runs again with "" there (QwQ's content.split() on a tool-call turn); what
+    // renders with null is unchanged, and another failure keeps its first error.
+    const char * splits = "{% for m in messages %}[{{ m.content.split('</think>')[-1] }}]{% endfor %}";
+    const char * empty_turn = "[{\"role\": \"user\", \"content\": \"a</think>b\"}, {\"role\": \"assistant\", \"content\": \"\"}]";
+    out = render(splits, empty_turn, NULL, &rc);
+    CHECK_MSG(rc >= 0 && out == "[b][]", "null content retry: %s %s", out.c_str(), rc < 0 ? tern_last_error() : "");
+    out = render("{% for m in messages %}{{ m.content is none }}{% endfor %}", empty_turn, NULL, &rc);
+    CHECK_MSG(rc >= 0 && out == "FalseTrue", "null content kept: %s", out.c_str());
+    out = render("{% for m in messages %}{{ m.content.split('x') }}{% endfor %}{{ raise_exception('no') }}", empty_turn, NULL,
+                 &rc);
+    CHECK_MSG(rc < 0 && strstr(tern_last_error(), "split") != NULL, "first error: %s", tern_last_error());
     // The clock: a fixed time, SOURCE_DATE_EPOCH, and the real date by default.
     tern_chat_params p = tern_chat_default_params();
     p.tmpl = "{{ strftime_now('%d %B %Y') }}|{{ date_string }}|{{ datetime }}";

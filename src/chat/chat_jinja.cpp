@@ -274,6 +274,21 @@ void erase(jv & d, const char * k) {
     }
 }
 
+// Null contents made "" (in place); false when there was none.
+bool null_content_to_empty(jv & msgs) {
+    bool any = false;
+    for (uint32_t i = 0; msgs.t == J_LIST && i < msgs.l->n; i++) {
+        jv * c = msgs.l->v[i].t == J_DICT ? member(msgs.l->v[i], "content") : NULL;
+        if (c && c->t == J_NONE) {
+            c->t = J_STR;   // "" (static, NUL-terminated as every string)
+            c->n = 0;
+            c->s = "";
+            any = true;
+        }
+    }
+    return any;
+}
+
 // minja's chat_template::apply polyfills. false with err set.
 bool polyfill(builder & b, const caps & cp, const render_in & in, jv * out_messages, char * err, size_t err_size) {
     const jv & msgs = in.messages;
@@ -592,18 +607,12 @@ void handler_tweaks(builder & b, const chat_jinja_input * in, render_in * ri) {
                               "`response` reply to the user's request");
 }
 
-}  // namespace
-
-tern_status chat_jinja_apply(const chat_jinja_input * in, jmem * m, const jinja_limits * lim, const char ** out,
-                             size_t * out_len, bool * parse_failed, char * err, size_t err_size) {
-    *parse_failed = false;
-    jtemplate t;
-    tern_status st = jinja_parse(in->tmpl, in->tmpl_len, m, lim, &t, err, err_size);
-    if (st != TERN_OK) {
-        *parse_failed = st == TERN_ERR_INVALID_ARG;
-        return st;
-    }
-    caps cp = detect_caps(&t, m, lim, in);
+// The messages, tools and extra variables of one render, rewritten as minja
+// does (handler tweaks, polyfills), then the render. empty_for_null: null
+// contents become "" (the retry of chat_jinja_apply).
+tern_status prepare_and_render(const jtemplate * tmpl, jmem * m, const jinja_limits * lim, const chat_jinja_input * in,
+                               caps & cp, bool empty_for_null, const char ** out_text, size_t * out_n, char * err,
+                               size_t err_size) {
     builder b(m, lim);
     render_in ri;
     ri.add_generation_prompt = in->add_generation_prompt;
@@ -646,7 +655,7 @@ tern_status chat_jinja_apply(const chat_jinja_input * in, jmem * m, const jinja_
         return TERN_ERR_NO_MEMORY;
     }
     handler_tweaks(b, in, &ri);
-    if (ri.tools.t == J_LIST && ri.tools.l->n > 0 && !cp.supports_tools) ri.example = tool_call_example(&t, m, lim, in, cp);
+    if (ri.tools.t == J_LIST && ri.tools.l->n > 0 && !cp.supports_tools) ri.example = tool_call_example(tmpl, m, lim, in, cp);
     jv messages;
     if (cp.spent[0]) {
         snprintf(err, err_size, "%s", cp.spent);
@@ -654,10 +663,42 @@ tern_status chat_jinja_apply(const chat_jinja_input * in, jmem * m, const jinja_
     }
     if (!polyfill(b, cp, ri, &messages, err, err_size)) return TERN_ERR_INVALID_ARG;
     ri.messages = messages;
+    if (empty_for_null && !null_content_to_empty(ri.messages)) {
+        snprintf(err, err_size, "no null content");
+        return TERN_ERR_INVALID_ARG;
+    }
+    if (!render(tmpl, m, lim, in, ri, in->clock, out_text, out_n, err, err_size)) return TERN_ERR_INVALID_ARG;
+    return TERN_OK;
+}
+
+}  // namespace
+
+tern_status chat_jinja_apply(const chat_jinja_input * in, jmem * m, const jinja_limits * lim, const char ** out,
+                             size_t * out_len, bool * parse_failed, char * err, size_t err_size) {
+    *parse_failed = false;
+    jtemplate t;
+    tern_status st = jinja_parse(in->tmpl, in->tmpl_len, m, lim, &t, err, err_size);
+    if (st != TERN_OK) {
+        *parse_failed = st == TERN_ERR_INVALID_ARG;
+        return st;
+    }
+    caps cp = detect_caps(&t, m, lim, in);
     const char * text;
     size_t n;
-    if (!render(&t, m, lim, in, ri, in->clock, &text, &n, err, err_size)) {
-        return TERN_ERR_INVALID_ARG;
+    const size_t mark = m->used;
+    st = prepare_and_render(&t, m, lim, in, cp, false, &text, &n, err, err_size);
+    if (st == TERN_ERR_INVALID_ARG && m->spent <= lim->max_steps) {
+        // A template that fails on a null content (QwQ's message.content.split() on a
+        // tool-call turn) runs once more with "" there: minja measures this need
+        // (requires_non_null_content) and llama.cpp's newer path acts on it. Only
+        // after a failure, so that what renders is never changed; the step budget is
+        // shared, and the first error is the one reported when the second fails too.
+        m->used = mark;
+        char err2[8];
+        if (prepare_and_render(&t, m, lim, in, cp, true, &text, &n, err2, sizeof(err2)) != TERN_OK) return st;
+        err[0] = 0;
+    } else if (st != TERN_OK) {
+        return st;
     }
     // llama.cpp's fix of DeepSeek R1's official template (common_chat_params_init_deepseek_r1):
     // tool calls closed before the tool outputs or the next user turn, no dangling tool outputs.

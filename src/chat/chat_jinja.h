@@ -13,12 +13,14 @@
 //   3. The template renders with messages, add_generation_prompt, bos_token,
 //      eos_token, tools, strftime_now(), date_string ("28 Nov 2026") and
 //      datetime ("Nov 28 2026") from the clock below, as llama.cpp's chat
-//      path defines them, and any extra variables (which win); a leading BOS and a trailing EOS are removed
-//      from the text (the tokenizer adds them).
+//      path defines them, and any extra variables (which win); a leading BOS
+//      and a trailing EOS are removed from the text (the tokenizer adds them).
 //
 // Messages arrive as a JSON array (OpenAI style: role, content, tool_calls,
 // name, tool_call_id, ...) or as role / content pairs; empty content becomes
-// null, as llama.cpp's messages do.
+// null, as llama.cpp's messages do. A render that fails where a message has a
+// null content runs once more with "" there (minja measures that need,
+// requires_non_null_content, and llama.cpp's newer path acts on it).
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
