@@ -274,16 +274,17 @@ void erase(jv & d, const char * k) {
     }
 }
 
-// Null contents made "" (in place); false when there was none.
-bool null_content_to_empty(jv & msgs) {
+// Whether a message has a null content; make_empty: those become "" (in place).
+bool null_contents(jv & msgs, bool make_empty) {
     bool any = false;
     for (uint32_t i = 0; msgs.t == J_LIST && i < msgs.l->n; i++) {
         jv * c = msgs.l->v[i].t == J_DICT ? member(msgs.l->v[i], "content") : NULL;
         if (c && c->t == J_NONE) {
+            any = true;
+            if (!make_empty) continue;
             c->t = J_STR;   // "" (static, NUL-terminated as every string)
             c->n = 0;
             c->s = "";
-            any = true;
         }
     }
     return any;
@@ -609,10 +610,11 @@ void handler_tweaks(builder & b, const chat_jinja_input * in, render_in * ri) {
 
 // The messages, tools and extra variables of one render, rewritten as minja
 // does (handler tweaks, polyfills), then the render. empty_for_null: null
-// contents become "" (the retry of chat_jinja_apply).
+// contents become "" (the retry of chat_jinja_apply); *had_null: whether the
+// messages rendered had a null content.
 tern_status prepare_and_render(const jtemplate * tmpl, jmem * m, const jinja_limits * lim, const chat_jinja_input * in,
-                               caps & cp, bool empty_for_null, const char ** out_text, size_t * out_n, char * err,
-                               size_t err_size) {
+                               caps & cp, bool empty_for_null, const char ** out_text, size_t * out_n, bool * had_null,
+                               char * err, size_t err_size) {
     builder b(m, lim);
     render_in ri;
     ri.add_generation_prompt = in->add_generation_prompt;
@@ -663,10 +665,7 @@ tern_status prepare_and_render(const jtemplate * tmpl, jmem * m, const jinja_lim
     }
     if (!polyfill(b, cp, ri, &messages, err, err_size)) return TERN_ERR_INVALID_ARG;
     ri.messages = messages;
-    if (empty_for_null && !null_content_to_empty(ri.messages)) {
-        snprintf(err, err_size, "no null content");
-        return TERN_ERR_INVALID_ARG;
-    }
+    *had_null = null_contents(ri.messages, empty_for_null);
     if (!render(tmpl, m, lim, in, ri, in->clock, out_text, out_n, err, err_size)) return TERN_ERR_INVALID_ARG;
     return TERN_OK;
 }
@@ -686,8 +685,9 @@ tern_status chat_jinja_apply(const chat_jinja_input * in, jmem * m, const jinja_
     const char * text;
     size_t n;
     const size_t mark = m->used;
-    st = prepare_and_render(&t, m, lim, in, cp, false, &text, &n, err, err_size);
-    if (st == TERN_ERR_INVALID_ARG && m->spent <= lim->max_steps) {
+    bool had_null = false;
+    st = prepare_and_render(&t, m, lim, in, cp, false, &text, &n, &had_null, err, err_size);
+    if (st == TERN_ERR_INVALID_ARG && had_null && m->spent <= lim->max_steps) {
         // A template that fails on a null content (QwQ's message.content.split() on a
         // tool-call turn) runs once more with "" there: minja measures this need
         // (requires_non_null_content) and llama.cpp's newer path acts on it. Only
@@ -695,7 +695,7 @@ tern_status chat_jinja_apply(const chat_jinja_input * in, jmem * m, const jinja_
         // shared, and the first error is the one reported when the second fails too.
         m->used = mark;
         char err2[8];
-        if (prepare_and_render(&t, m, lim, in, cp, true, &text, &n, err2, sizeof(err2)) != TERN_OK) return st;
+        if (prepare_and_render(&t, m, lim, in, cp, true, &text, &n, &had_null, err2, sizeof(err2)) != TERN_OK) return st;
         err[0] = 0;
     } else if (st != TERN_OK) {
         return st;
